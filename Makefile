@@ -1,0 +1,35 @@
+# Set-up and everyday commands. `make demo` and `make test` are all a new machine needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint clean
+
+install: $(STAMP)
+
+# torch is pinned to the CPU build that lies on this machine's disk; installing it
+# first keeps pip from resolving a multi-GB CUDA build for sentence-transformers.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/medkg demo --dir .medkg-demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check medkg tests benchmarks
+	$(BIN)/mypy medkg
+
+clean:
+	rm -rf $(VENV) .medkg-demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,109 @@
+"""Configuration: one pydantic model per section, defaults in one place.
+
+Precedence, highest first: ``MEDKG_*`` environment variables (nested with a
+double underscore, e.g. ``MEDKG_RETRIEVAL__TOP_CHUNKS=8``), then the
+workspace's ``medkg.toml``, then the defaults below.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from medkg.errors import ConfigError
+
+BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+
+
+class IngestConfig(BaseModel):
+    max_file_mb: float = Field(25.0, gt=0, description="larger files are refused, not truncated")
+    chunker: Literal["semantic", "sentences"] = "semantic"
+    chunk_max_chars: int = Field(1500, ge=200)
+    semantic_min_sentences: int = Field(
+        4, ge=2, description="documents with fewer sentences use sentence windows"
+    )
+    breakpoint_percentile: float = Field(90.0, gt=0, lt=100)
+    window_sentences: int = Field(3, ge=1)
+
+
+class EmbeddingConfig(BaseModel):
+    model: str = Field(
+        BUNDLED_EMBEDDING_MODEL,
+        description="a sentence-transformers model name or path; 'bundled:' uses the packaged one",
+    )
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"
+
+
+class ExtractionConfig(BaseModel):
+    engine: Literal["builtin"] = "builtin"
+    min_term_chars: int = Field(3, ge=1, description="shorter vocabulary terms are not matched")
+    context_chars: int = Field(240, ge=40, description="length of an entity's context snippet")
+
+
+class LinkingConfig(BaseModel):
+    reference_threshold: float = Field(0.80, ge=0, le=1)
+    definition_threshold: float = Field(0.80, ge=0, le=1)
+
+
+class RetrievalConfig(BaseModel):
+    top_chunks: int = Field(6, ge=1)
+    top_entities: int = Field(8, ge=1)
+    max_citations: int = Field(5, ge=1)
+    max_definitions: int = Field(6, ge=0)
+
+
+class StoreConfig(BaseModel):
+    backend: Literal["oxigraph", "memory"] = "oxigraph"
+    base_iri: str = "https://w3id.org/medkg/data/"
+
+
+class Settings(BaseSettings):
+    """All settings of a workspace."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEDKG_", env_nested_delimiter="__", extra="forbid"
+    )
+
+    ingest: IngestConfig = IngestConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    extraction: ExtractionConfig = ExtractionConfig()
+    linking: LinkingConfig = LinkingConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    store: StoreConfig = StoreConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment overrides the file, which arrives as init values.
+        return (env_settings, init_settings)
+
+    @classmethod
+    def load(cls, path: Path) -> Settings:
+        """Read a ``medkg.toml`` (missing file = defaults) and apply env overrides."""
+        data: dict[str, Any] = {}
+        if path.exists():
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(
+                    f"{path}: not valid TOML: {exc}", hint="fix the file or delete it for defaults"
+                ) from exc
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: invalid configuration:\n{exc}") from exc
+
+    def save(self, path: Path) -> None:
+        path.write_text(tomli_w.dumps(self.model_dump(mode="json")), encoding="utf-8")

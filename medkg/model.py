@@ -1,0 +1,275 @@
+"""Core types of medkg (pydantic v2).
+
+Identifiers are derived from content, so ingesting the same file twice, or
+resuming an interrupted build, produces the same ids and therefore no
+duplicates in the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+def stable_id(prefix: str, *parts: object) -> str:
+    """A short, stable identifier: ``prefix`` + the first 16 hex digits of a SHA-256."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+    return f"{prefix}-{digest[:16]}"
+
+
+class Layer(StrEnum):
+    """The three layers of the graph (MedGraphRAG's E1/E2/E3)."""
+
+    USER = "user"
+    LITERATURE = "literature"
+    VOCABULARY = "vocabulary"
+
+
+class ReviewState(StrEnum):
+    PROPOSED = "proposed"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    EDITED = "edited"
+
+
+class Predicate(StrEnum):
+    """The controlled set of relation predicates, aligned with the Biolink model."""
+
+    TREATS = "treats"
+    CAUSES = "causes"
+    HAS_ADVERSE_EFFECT = "has_adverse_effect"
+    PREVENTS = "prevents"
+    CONTRAINDICATED_IN = "contraindicated_in"
+    HAS_SYMPTOM = "has_symptom"
+    DIAGNOSES = "diagnoses"
+    LOCATION_OF = "location_of"
+    IS_A = "is_a"
+    ASSOCIATED_WITH = "associated_with"
+    INTERACTS_WITH = "interacts_with"
+
+    @property
+    def biolink(self) -> str:
+        """The Biolink model slot this predicate maps to (local name)."""
+        return _BIOLINK[self]
+
+
+_BIOLINK: dict[Predicate, str] = {
+    Predicate.TREATS: "treats",
+    Predicate.CAUSES: "causes",
+    Predicate.HAS_ADVERSE_EFFECT: "has_adverse_event",
+    Predicate.PREVENTS: "preventative_for_condition",
+    Predicate.CONTRAINDICATED_IN: "contraindicated_in",
+    Predicate.HAS_SYMPTOM: "has_phenotype",
+    Predicate.DIAGNOSES: "diagnoses",
+    Predicate.LOCATION_OF: "location_of",
+    Predicate.IS_A: "subclass_of",
+    Predicate.ASSOCIATED_WITH: "associated_with",
+    Predicate.INTERACTS_WITH: "interacts_with",
+}
+
+
+class Span(BaseModel):
+    """A half-open character range ``[start, end)`` in a document's text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Span:
+        if self.end < self.start:
+            raise ValueError(f"span end {self.end} is before start {self.start}")
+        return self
+
+
+class Document(BaseModel):
+    """A source document. ``text`` is what every offset in the graph refers to."""
+
+    id: str
+    layer: Layer
+    title: str
+    source: str = Field(description="where the text came from: a path or a URI")
+    media_type: str
+    text: str
+
+    @classmethod
+    def create(
+        cls, *, layer: Layer, title: str, source: str, media_type: str, text: str
+    ) -> Document:
+        return cls(
+            id=stable_id("doc", layer.value, text),
+            layer=layer,
+            title=title,
+            source=source,
+            media_type=media_type,
+            text=text,
+        )
+
+
+class Chunk(BaseModel):
+    """A contiguous piece of a document: ``text == document.text[start:end]``."""
+
+    id: str
+    document_id: str
+    layer: Layer
+    index: int
+    start: int
+    end: int
+    text: str
+
+    @classmethod
+    def create(cls, document: Document, index: int, start: int, end: int) -> Chunk:
+        return cls(
+            id=stable_id("chunk", document.id, start, end),
+            document_id=document.id,
+            layer=document.layer,
+            index=index,
+            start=start,
+            end=end,
+            text=document.text[start:end],
+        )
+
+
+class Qualifiers(BaseModel):
+    """Assertion qualifiers (ConText) of a mention, carried onto its triples."""
+
+    model_config = ConfigDict(frozen=True)
+
+    negated: bool = False
+    uncertain: bool = False
+    hypothetical: bool = False
+    historical: bool = False
+    experiencer: str = "patient"
+    population: str | None = None
+
+
+class Mention(BaseModel):
+    """Where an entity is mentioned: document offsets and the exact surface text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    document_id: str
+    start: int
+    end: int
+    text: str
+    qualifiers: Qualifiers = Qualifiers()
+
+
+class Concept(BaseModel):
+    """A vocabulary concept (E3): id, preferred name, synonyms, type and definition."""
+
+    id: str = Field(description="CURIE, e.g. DOID:1324 or MEDKG:0000012")
+    name: str
+    synonyms: list[str] = []
+    definition: str | None = None
+    semantic_type: str | None = None
+    semantic_group: str | None = None
+    parents: list[str] = []
+    xrefs: list[str] = []
+    source: str = Field(description="the vocabulary this concept came from, with version")
+    obsolete: bool = False
+    replaced_by: str | None = None
+
+    def terms(self) -> list[str]:
+        """Every name this concept can be recognised by."""
+        return [self.name, *self.synonyms]
+
+
+class Entity(BaseModel):
+    """An entity of the user or literature layer.
+
+    ``context`` is a short description of how the entity is used in its
+    documents; in the builtin engine it is the sentence of its first mention.
+    """
+
+    id: str
+    layer: Layer
+    name: str
+    type: str = Field(description="semantic group, e.g. DISO, CHEM")
+    context: str = ""
+    concept_ids: list[str] = []
+    mentions: list[Mention] = []
+
+    @staticmethod
+    def key_for(layer: Layer, name: str, type_: str, concept_id: str | None) -> str:
+        """The stable id: one entity per concept (or per name and type) per layer."""
+        key = concept_id if concept_id else f"{type_}:{' '.join(name.lower().split())}"
+        return stable_id("ent", layer.value, key)
+
+    def content(self) -> str:
+        """What the entity is embedded as (MedGraphRAG): ``name; type; context``."""
+        return f"{self.name}; {self.type}; {self.context}"
+
+
+class Evidence(BaseModel):
+    """Where a triple is stated: a chunk, document offsets and the exact quote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    document_id: str
+    start: int
+    end: int
+    quote: str
+
+    @property
+    def id(self) -> str:
+        return stable_id("ev", self.chunk_id, self.start, self.end)
+
+
+class Triple(BaseModel):
+    """An asserted fact about two entities of one layer, with its provenance."""
+
+    id: str
+    layer: Layer
+    head: str
+    predicate: Predicate
+    tail: str
+    evidence: list[Evidence] = []
+    qualifiers: Qualifiers = Qualifiers()
+    confidence: float = Field(ge=0.0, le=1.0)
+    level: int = 0
+    review: ReviewState = ReviewState.PROPOSED
+    method: str = "builtin:pattern"
+
+    @staticmethod
+    def key_for(
+        layer: Layer, head: str, predicate: Predicate, tail: str, qualifiers: Qualifiers
+    ) -> str:
+        """Polarity and certainty are part of identity: a negated claim is a different fact."""
+        return stable_id(
+            "tri",
+            layer.value,
+            head,
+            predicate.value,
+            tail,
+            qualifiers.negated,
+            qualifiers.uncertain,
+            qualifiers.hypothetical,
+            qualifiers.experiencer,
+        )
+
+
+class LinkKind(StrEnum):
+    REFERENCE_OF = "reference_of"  # user entity -> literature entity
+    DEFINITION_OF = "definition_of"  # literature (or user) entity -> vocabulary concept
+
+
+class Link(BaseModel):
+    """A cross-layer link with its score and how it was made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: LinkKind
+    source: str
+    target: str
+    score: float
+    method: str
+
+    @property
+    def id(self) -> str:
+        return stable_id("link", self.kind.value, self.source, self.target)

@@ -1,0 +1,1 @@
+"""The vocabulary layer (E3): loaders, concept index and exports."""

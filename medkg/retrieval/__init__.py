@@ -1,0 +1,1 @@
+"""Retrieval and answer assembly."""

@@ -1,0 +1,38 @@
+"""What a question asks for, as the predicates whose triples answer it.
+
+"What treats X?" wants ``treats`` triples about X; "What are the risks of
+Y?" wants ``has_adverse_effect``/``causes``/``contraindicated_in``. Cue words
+are matched on word starts, so "treatment", "treated" and "treats" all count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from medkg.model import Predicate
+
+_CUES: dict[Predicate, tuple[str, ...]] = {
+    Predicate.TREATS: ("treat", "therap", "drug", "medic", "manag", "first-line", "prescri",
+                       "relie", "control"),
+    Predicate.HAS_ADVERSE_EFFECT: ("risk", "side effect", "adverse", "harm", "complication",
+                                   "danger", "safety", "cause"),
+    Predicate.CAUSES: ("cause", "lead to", "risk factor", "why"),
+    Predicate.CONTRAINDICATED_IN: ("contraindicat", "avoid", "should not", "risk", "safe"),
+    Predicate.HAS_SYMPTOM: ("symptom", "sign", "present", "feel", "complain"),
+    Predicate.DIAGNOSES: ("diagnos", "test", "confirm", "detect", "investigat"),
+    Predicate.PREVENTS: ("prevent", "reduce the risk", "protect", "lower the risk"),
+    Predicate.INTERACTS_WITH: ("interact", "combin", "together with"),
+    Predicate.LOCATION_OF: ("where", "organ", "affect"),
+    Predicate.ASSOCIATED_WITH: ("associat", "link", "related", "risk factor"),
+    Predicate.IS_A: ("what is", "type of", "kind of"),
+}
+
+
+def question_predicates(question: str) -> set[Predicate]:
+    """The predicates a question's wording asks about (empty: no clear intent)."""
+    low = question.lower()
+    return {
+        predicate
+        for predicate, cues in _CUES.items()
+        if any(re.search(rf"\b{re.escape(cue)}", low) for cue in cues)
+    }

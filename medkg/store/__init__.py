@@ -1,0 +1,1 @@
+"""Graph stores behind one interface (:class:`medkg.store.base.GraphStore`)."""

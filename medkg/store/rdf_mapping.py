@@ -1,0 +1,182 @@
+"""Model objects to RDF quads (pure functions, no store access).
+
+- documents and chunks: ``mkg:Document`` / ``mkg:Chunk`` with PROV-O derivation;
+- concepts: ``skos:Concept`` with SKOS labels and definition;
+- entities: ``mkg:Entity`` with ``skos:prefLabel`` and ``mkg:Mention`` nodes;
+- triples: the plain fact (Biolink predicate, only when not negated) plus an
+  ``rdf:Statement`` node carrying evidence, qualifiers, confidence, review state.
+"""
+
+from __future__ import annotations
+
+from rdflib import RDF, Literal, URIRef
+from rdflib.namespace import DCTERMS, OWL, PROV, SKOS, XSD
+
+from medkg.model import Chunk, Concept, Document, Entity, Evidence, Link, Mention, Triple
+from medkg.store.vocab import LINK_PREDICATES, MKG, IRIs, predicate_iri
+
+Quad = tuple[URIRef, URIRef, Literal | URIRef, URIRef]
+
+
+def _lit(value: str | int | float | bool) -> Literal:
+    if isinstance(value, bool):
+        return Literal(value, datatype=XSD.boolean)
+    if isinstance(value, float):
+        return Literal(value, datatype=XSD.double)
+    return Literal(value)
+
+
+def document_quads(iris: IRIs, doc: Document, chunks: list[Chunk]) -> list[Quad]:
+    g = iris.graph(doc.layer)
+    d = iris.node("doc", doc.id)
+    quads: list[Quad] = [
+        (d, RDF.type, MKG.Document, g),
+        (d, RDF.type, PROV.Entity, g),
+        (d, MKG.id, _lit(doc.id), g),
+        (d, MKG.layer, _lit(doc.layer.value), g),
+        (d, DCTERMS.title, _lit(doc.title), g),
+        (d, DCTERMS.source, _lit(doc.source), g),
+        (d, DCTERMS["format"], _lit(doc.media_type), g),
+        (d, MKG.text, _lit(doc.text), g),
+    ]
+    for chunk in chunks:
+        c = iris.node("chunk", chunk.id)
+        quads += [
+            (c, RDF.type, MKG.Chunk, g),
+            (c, MKG.id, _lit(chunk.id), g),
+            (c, MKG.document, d, g),
+            (c, PROV.wasDerivedFrom, d, g),
+            (c, MKG["index"], _lit(chunk.index), g),
+            (c, MKG.start, _lit(chunk.start), g),
+            (c, MKG.end, _lit(chunk.end), g),
+            (c, MKG.text, _lit(chunk.text), g),
+        ]
+    return quads
+
+
+def concept_quads(iris: IRIs, concept: Concept) -> list[Quad]:
+    g = iris.graph("vocabulary")
+    c = iris.concept(concept.id)
+    quads: list[Quad] = [
+        (c, RDF.type, SKOS.Concept, g),
+        (c, MKG.curie, _lit(concept.id), g),
+        (c, SKOS.prefLabel, _lit(concept.name), g),
+        (c, DCTERMS.source, _lit(concept.source), g),
+    ]
+    quads += [(c, SKOS.altLabel, _lit(s), g) for s in concept.synonyms]
+    quads += [(c, SKOS.broader, iris.concept(p), g) for p in concept.parents]
+    quads += [(c, MKG.xref, _lit(x), g) for x in concept.xrefs]
+    if concept.definition:
+        quads.append((c, SKOS.definition, _lit(concept.definition), g))
+    if concept.semantic_type:
+        quads.append((c, MKG.semanticType, _lit(concept.semantic_type), g))
+    if concept.semantic_group:
+        quads.append((c, MKG.semanticGroup, _lit(concept.semantic_group), g))
+    if concept.obsolete:
+        quads.append((c, OWL.deprecated, _lit(True), g))
+    if concept.replaced_by:
+        quads.append((c, DCTERMS.isReplacedBy, iris.concept(concept.replaced_by), g))
+    return quads
+
+
+def entity_header_quads(iris: IRIs, entity: Entity) -> list[Quad]:
+    """The entity's own properties, written once when it is first seen."""
+    g = iris.graph(entity.layer)
+    e = iris.node("entity", entity.id)
+    quads: list[Quad] = [
+        (e, RDF.type, MKG.Entity, g),
+        (e, MKG.id, _lit(entity.id), g),
+        (e, MKG.layer, _lit(entity.layer.value), g),
+        (e, SKOS.prefLabel, _lit(entity.name), g),
+        (e, MKG.semanticGroup, _lit(entity.type), g),
+        (e, MKG.context, _lit(entity.context), g),
+    ]
+    quads += [(e, MKG.conceptId, _lit(cid), g) for cid in entity.concept_ids]
+    return quads
+
+
+def _qualifier_quads(node: URIRef, q: object, g: URIRef) -> list[Quad]:
+    from medkg.model import Qualifiers
+
+    assert isinstance(q, Qualifiers)
+    quads: list[Quad] = [
+        (node, MKG.negated, _lit(q.negated), g),
+        (node, MKG.uncertain, _lit(q.uncertain), g),
+        (node, MKG.hypothetical, _lit(q.hypothetical), g),
+        (node, MKG.historical, _lit(q.historical), g),
+        (node, MKG.experiencer, _lit(q.experiencer), g),
+    ]
+    if q.population:
+        quads.append((node, MKG.population, _lit(q.population), g))
+    return quads
+
+
+def mention_quads(iris: IRIs, entity: Entity, mention: Mention) -> list[Quad]:
+    from medkg.model import stable_id
+
+    g = iris.graph(entity.layer)
+    m = iris.node("mention", stable_id("men", entity.id, mention.chunk_id, mention.start))
+    return [
+        (iris.node("entity", entity.id), MKG.mention, m, g),
+        (m, RDF.type, MKG.Mention, g),
+        (m, MKG.chunk, iris.node("chunk", mention.chunk_id), g),
+        (m, MKG.document, iris.node("doc", mention.document_id), g),
+        (m, MKG.start, _lit(mention.start), g),
+        (m, MKG.end, _lit(mention.end), g),
+        (m, MKG.text, _lit(mention.text), g),
+        *_qualifier_quads(m, mention.qualifiers, g),
+    ]
+
+
+def triple_header_quads(iris: IRIs, triple: Triple) -> list[Quad]:
+    g = iris.graph(triple.layer)
+    s = iris.node("statement", triple.id)
+    h, t = iris.node("entity", triple.head), iris.node("entity", triple.tail)
+    p = predicate_iri(triple.predicate)
+    quads: list[Quad] = [
+        (s, RDF.type, RDF.Statement, g),
+        (s, RDF.type, MKG.Assertion, g),
+        (s, MKG.id, _lit(triple.id), g),
+        (s, MKG.layer, _lit(triple.layer.value), g),
+        (s, RDF.subject, h, g),
+        (s, RDF.predicate, p, g),
+        (s, RDF.object, t, g),
+        (s, MKG.predicate, _lit(triple.predicate.value), g),
+        (s, MKG.level, _lit(triple.level), g),
+        (s, MKG.reviewState, _lit(triple.review.value), g),
+        (s, MKG.method, _lit(triple.method), g),
+        *_qualifier_quads(s, triple.qualifiers, g),
+    ]
+    if not triple.qualifiers.negated:
+        quads.append((h, p, t, g))
+    return quads
+
+
+def evidence_quads(iris: IRIs, triple: Triple, ev: Evidence) -> list[Quad]:
+    g = iris.graph(triple.layer)
+    e = iris.node("evidence", ev.id)
+    return [
+        (iris.node("statement", triple.id), PROV.wasDerivedFrom, e, g),
+        (e, RDF.type, MKG.Evidence, g),
+        (e, MKG.chunk, iris.node("chunk", ev.chunk_id), g),
+        (e, MKG.document, iris.node("doc", ev.document_id), g),
+        (e, MKG.start, _lit(ev.start), g),
+        (e, MKG.end, _lit(ev.end), g),
+        (e, MKG.quote, _lit(ev.quote), g),
+    ]
+
+
+def link_quads(iris: IRIs, link: Link, source: URIRef, target: URIRef) -> list[Quad]:
+    g = iris.graph("links")
+    n = iris.node("link", link.id)
+    return [
+        (source, LINK_PREDICATES[link.kind], target, g),
+        (n, RDF.type, MKG.Link, g),
+        (n, MKG.linkKind, _lit(link.kind.value), g),
+        (n, MKG.source, source, g),
+        (n, MKG.target, target, g),
+        (n, MKG.sourceId, _lit(link.source), g),
+        (n, MKG.targetId, _lit(link.target), g),
+        (n, MKG.score, _lit(float(link.score)), g),
+        (n, MKG.method, _lit(link.method), g),
+    ]

@@ -1,0 +1,54 @@
+"""RDF vocabulary of the medkg graph: namespaces, IRIs of graphs and nodes.
+
+Concepts keep their source IRIs (OBO PURLs for DOID/HP/..., MeSH and UMLS
+IRIs); data nodes live under the workspace's base IRI.
+"""
+
+from __future__ import annotations
+
+from rdflib import Namespace, URIRef
+
+from medkg.model import Layer, LinkKind, Predicate
+
+MKG = Namespace("https://w3id.org/medkg/vocab#")
+BIOLINK = Namespace("https://w3id.org/biolink/vocab/")
+
+_PREFIX_IRIS: dict[str, str] = {
+    "MESH": "http://id.nlm.nih.gov/mesh/",
+    "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/",
+}
+OBO = "http://purl.obolibrary.org/obo/"
+
+LINK_PREDICATES: dict[LinkKind, URIRef] = {
+    LinkKind.REFERENCE_OF: MKG.referenceOf,
+    LinkKind.DEFINITION_OF: MKG.definitionOf,
+}
+
+
+def predicate_iri(predicate: Predicate) -> URIRef:
+    return BIOLINK[predicate.biolink]
+
+
+class IRIs:
+    """Mints the IRIs of one workspace."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base if base.endswith(("/", "#")) else base + "/"
+
+    def graph(self, name: Layer | str) -> URIRef:
+        value = name.value if isinstance(name, Layer) else name
+        return URIRef(f"{self.base}graph/{value}")
+
+    def node(self, kind: str, identifier: str) -> URIRef:
+        return URIRef(f"{self.base}{kind}/{identifier}")
+
+    def concept(self, curie: str) -> URIRef:
+        """A concept's IRI from its CURIE: known prefixes, else the OBO PURL pattern."""
+        prefix, sep, local = curie.partition(":")
+        if not sep:
+            return self.node("concept", curie)
+        if prefix.upper() in _PREFIX_IRIS:
+            return URIRef(_PREFIX_IRIS[prefix.upper()] + local)
+        if prefix == "MEDKG":
+            return self.node("concept", f"MEDKG_{local}")
+        return URIRef(f"{OBO}{prefix}_{local}")

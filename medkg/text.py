@@ -1,0 +1,41 @@
+"""Sentence spans over raw text, with offsets into that text.
+
+One splitter serves chunking, entity context and answer quotes, so a quote
+cut from a chunk is always a substring of the document at its offsets.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A sentence ends at . ? ! followed by whitespace, at a blank line, or at a line
+# break before a Markdown heading, a list item or a "Label:" line of a note.
+SENTENCE_BREAK = (
+    r"(?<=[.?!])\s+|\n[ \t]*\n\s*"
+    r"|\n(?=[ \t]*(?:#|[-*+] |\d+[.)] |[A-Z][A-Za-z /-]{0,30}:))"
+)
+_BREAK = re.compile(SENTENCE_BREAK)
+
+
+def split_pieces(text: str) -> list[tuple[int, int]]:
+    """Spans of the pieces between breaks, exactly as ``re.split(SENTENCE_BREAK)`` yields."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _BREAK.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Non-empty sentence spans within ``text[start:end]``, whitespace trimmed."""
+    end = len(text) if end is None else end
+    out: list[tuple[int, int]] = []
+    for s, e in split_pieces(text[start:end]):
+        piece = text[start + s : start + e]
+        lead = len(piece) - len(piece.lstrip())
+        trail = len(piece) - len(piece.rstrip())
+        if e - s - lead - trail > 0:
+            out.append((start + s + lead, start + e - trail))
+    return out

@@ -1,0 +1,325 @@
+"""A workspace: a directory with a config file and the stores built from it.
+
+The Python API's entry point::
+
+    ws = Workspace.create("my-kg")            # or Workspace.open("my-kg")
+    ws.load_vocabulary(Path("seed.obo"))
+    ws.ingest([Path("notes/")], Layer.USER)
+    ws.build()
+    print(ws.ask("What treats hypertension?").render())
+
+Layout: ``medkg.toml`` (settings), ``graph/`` (Oxigraph), ``vectors/`` (derived
+vector indexes), ``cache/`` (embedding cache). Every stage records what it
+finished per document, so an interrupted ingest or build resumes where it
+stopped without duplicating anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from medkg.config import Settings
+from medkg.errors import DocumentError, MedKGError, VocabularyError, WorkspaceError
+from medkg.model import Document, Layer
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from medkg.linking.embeddings import CachedEmbedder
+    from medkg.linking.vectors import VectorIndex
+    from medkg.ontology.index import ConceptIndex
+    from medkg.retrieval.answer import Answer
+    from medkg.store.base import GraphStore
+
+CONFIG_FILE = "medkg.toml"
+STAGE_INGESTED = "ingested"
+STAGE_EXTRACTED = "extracted"
+INDEX_SAVE_EVERY = 25
+
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class IngestReport:
+    documents: int = 0
+    chunks: int = 0
+    skipped: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BuildReport:
+    documents: int = 0
+    entities: int = 0
+    triples: int = 0
+    links: int = 0
+
+
+def _expand(paths: Iterable[Path]) -> list[Path]:
+    """Files as given, and the files inside directories (sorted, hidden ones skipped)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*")
+                              if p.is_file() and not p.name.startswith(".")))
+        else:
+            out.append(path)
+    return out
+
+
+class Workspace:
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self._store: GraphStore | None = None
+        self._embedder: CachedEmbedder | None = None
+        self._indexes: dict[str, VectorIndex] = {}
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: Path | str, *, exist_ok: bool = False) -> Workspace:
+        root = Path(path)
+        config = root / CONFIG_FILE
+        if config.exists():
+            if not exist_ok:
+                raise WorkspaceError(f"{root} is already a medkg workspace")
+            return cls.open(root)
+        if root.exists() and any(root.iterdir()):
+            raise WorkspaceError(
+                f"{root} exists and is not empty", hint="choose a new or empty directory"
+            )
+        root.mkdir(parents=True, exist_ok=True)
+        settings = Settings.load(config)
+        settings.save(config)
+        return cls(root, settings)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Workspace:
+        root = Path(path)
+        config = root / CONFIG_FILE
+        if not config.exists():
+            raise WorkspaceError(
+                f"{root} is not a medkg workspace (no {CONFIG_FILE})",
+                hint=f"create one with `medkg init {root}`",
+            )
+        return cls(root, Settings.load(config))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- components (created on first use) ------------------------------------------
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:
+            from medkg.store.rdf import RDFGraphStore
+
+            cfg = self.settings.store
+            self._store = RDFGraphStore(
+                self.root / "graph" if cfg.backend == "oxigraph" else None,
+                base_iri=cfg.base_iri, backend=cfg.backend,
+            )
+        return self._store
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        if self._embedder is None:
+            from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+
+            self._embedder = CachedEmbedder(
+                SentenceTransformerEmbedder(self.settings.embedding),
+                self.root / "cache" / "embeddings.sqlite",
+            )
+        return self._embedder
+
+    def index(self, kind: str) -> VectorIndex:
+        """The persistent vector index of ``chunks``, ``entities`` or ``concepts``."""
+        if kind not in self._indexes:
+            from medkg.linking.vectors import VectorIndex
+
+            self._indexes[kind] = VectorIndex(
+                self.embedder.dim, self.root / "vectors" / f"{kind}.npz"
+            )
+        return self._indexes[kind]
+
+    def concept_index(self) -> ConceptIndex:
+        from medkg.ontology.index import ConceptIndex
+
+        return ConceptIndex(self.store.concepts())
+
+    def pipeline(self, index: ConceptIndex | None = None) -> Language:
+        from medkg.construction.nlp import build_pipeline
+
+        index = index or self.concept_index()
+        if len(index) == 0:
+            raise WorkspaceError(
+                "this workspace has no vocabulary, and the builtin engine recognises "
+                "entities by their vocabulary names",
+                hint="load one: `medkg ingest --layer vocabulary FILE.obo`",
+            )
+        return build_pipeline(index, self.settings.extraction.min_term_chars)
+
+    # -- vocabulary -----------------------------------------------------------------
+
+    def load_vocabulary(self, path: Path) -> int:
+        """Load an OBO file into the vocabulary layer; returns the number of concepts."""
+        from medkg.linking.linker import concept_content
+        from medkg.ontology.obo import read_obo
+
+        if path.suffix.lower() != ".obo":
+            raise VocabularyError(path, None, "only OBO vocabularies are supported here",
+                                  hint="give a .obo file")
+        _header, concepts = read_obo(path)  # parses fully before anything is stored
+        source = concepts[0].source
+        count = self.store.add_concepts(concepts, source)
+        live = [c for c in concepts if not c.obsolete]
+        index = self.index("concepts")
+        index.upsert([c.id for c in live],
+                     self.embedder.embed([concept_content(c) for c in live]))
+        index.save()
+        return count
+
+    # -- ingest ---------------------------------------------------------------------
+
+    def ingest(
+        self, paths: Sequence[Path], layer: Layer, progress: Progress = _no_progress
+    ) -> IngestReport:
+        """Read, chunk, store and index documents. Bad files are reported, not fatal."""
+        from medkg.construction.chunking import chunk_document
+        from medkg.construction.readers import read_documents
+
+        if layer is Layer.VOCABULARY:
+            raise WorkspaceError("use load_vocabulary for the vocabulary layer")
+        report = IngestReport()
+        files = _expand(paths)
+        pending: list[str] = []
+        index = self.index("chunks")
+        for i, path in enumerate(files):
+            progress("ingest", i, len(files))
+            try:
+                documents = read_documents(
+                    path, layer, max_file_mb=self.settings.ingest.max_file_mb
+                )
+            except DocumentError as exc:
+                report.failed[str(path)] = str(exc)
+                continue
+            for doc in documents:
+                if STAGE_INGESTED in self._stages(doc):
+                    report.skipped += 1
+                    continue
+                chunks = chunk_document(doc, self.embedder, self.settings.ingest)
+                self.store.add_document(doc, chunks)
+                index.upsert([c.id for c in chunks], self.embedder.embed([c.text for c in chunks]))
+                pending.append(doc.id)
+                report.documents += 1
+                report.chunks += len(chunks)
+            if len(pending) >= INDEX_SAVE_EVERY:
+                self._commit_ingested(index, pending)
+        self._commit_ingested(index, pending)
+        progress("ingest", len(files), len(files))
+        return report
+
+    def _stages(self, doc: Document) -> set[str]:
+        return self.store.stages(doc.id) if self.store.has_document(doc.id) else set()
+
+    def _commit_ingested(self, index: VectorIndex, pending: list[str]) -> None:
+        # The "ingested" mark comes after the vectors are on disk: a crash in
+        # between only means the document is chunked and embedded again.
+        index.save()
+        for doc_id in pending:
+            self.store.mark_stage(doc_id, STAGE_INGESTED)
+        pending.clear()
+
+    # -- build ----------------------------------------------------------------------
+
+    def build(self, progress: Progress = _no_progress) -> BuildReport:
+        """Extract entities and triples from new documents, then link the layers."""
+        from medkg.construction.extraction import assemble, extract
+
+        report = BuildReport()
+        concepts = self.concept_index()
+        nlp = self.pipeline(concepts)
+        todo = [
+            (layer, doc_id)
+            for layer in (Layer.LITERATURE, Layer.USER)
+            for doc_id in self.store.document_ids(layer)
+            if STAGE_EXTRACTED not in self.store.stages(doc_id)
+            and STAGE_INGESTED in self.store.stages(doc_id)
+        ]
+        for i, (layer, doc_id) in enumerate(todo):
+            progress("extract", i, len(todo))
+            chunks = self.store.chunks(doc_id)
+            entities, triples = assemble(
+                layer, extract(chunks, nlp), concepts, self.settings.extraction.context_chars
+            )
+            self.store.add_entities(entities)
+            self.store.add_triples(triples)
+            self.store.mark_stage(doc_id, STAGE_EXTRACTED)
+            report.documents += 1
+            report.entities += len(entities)
+            report.triples += len(triples)
+        progress("extract", len(todo), len(todo))
+        report.links = self._link(concepts, progress)
+        return report
+
+    def _link(self, concepts: ConceptIndex, progress: Progress) -> int:
+        from medkg.linking.linker import embed_entities, link_definitions, link_references
+
+        progress("link", 0, 1)
+        user = self.store.entities(Layer.USER)
+        literature = self.store.entities(Layer.LITERATURE)
+        user_vectors = embed_entities(self.embedder, user)
+        lit_vectors = embed_entities(self.embedder, literature)
+        index = self.index("entities")
+        index.upsert([e.id for e in user], user_vectors)
+        index.upsert([e.id for e in literature], lit_vectors)
+        index.save()
+        cfg = self.settings.linking
+        by_id = {c.id: c for c in concepts.concepts()}
+        links = link_references(user, user_vectors, literature, index, cfg)
+        links += link_definitions(user, user_vectors, by_id, self.index("concepts"), cfg)
+        links += link_definitions(literature, lit_vectors, by_id, self.index("concepts"), cfg)
+        self.store.add_links(links)
+        progress("link", 1, 1)
+        return len(links)
+
+    # -- ask / export ---------------------------------------------------------------
+
+    def ask(self, question: str) -> Answer:
+        from medkg.retrieval.local import Indexes, LocalRetriever
+
+        retriever = LocalRetriever(
+            self.store, self.embedder,
+            Indexes(chunks=self.index("chunks"), entities=self.index("entities")),
+            self.pipeline(), self.settings.retrieval,
+        )
+        return retriever.ask(question)
+
+    def export(self, path: Path, fmt: str) -> Path:
+        self.store.export(path, fmt)
+        return path
+
+
+__all__ = ["BuildReport", "IngestReport", "MedKGError", "Workspace"]
