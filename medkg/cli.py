@@ -118,8 +118,8 @@ def build(workspace: WorkspaceOpt = Path(".")) -> None:
     with _run(lambda: Workspace.open(workspace)) as ws, _progress() as progress:
         report = _run(lambda: ws.build(progress))
     console.print(
-        f"built {report.documents} document(s): {report.entities} entities, "
-        f"{report.triples} triples, {report.links} links"
+        f"built {report.documents} new document(s); the graph has {report.entities} entities, "
+        f"{report.triples} triples and {report.links} cross-layer links"
     )
 
 
@@ -199,8 +199,8 @@ def demo(
                 console.print(f"{layer.value}: {r.documents} new document(s), {r.chunks} chunks, "
                               f"{r.skipped} already present")
             b = _run(lambda: ws.build(progress))
-        console.print(f"graph: {b.entities} entities and {b.triples} triples from "
-                      f"{b.documents} new document(s); {b.links} cross-layer links")
+        console.print(f"graph: {b.entities} entities, {b.triples} triples, {b.links} "
+                      f"cross-layer links ({b.documents} document(s) new to this build)")
         answers = [_run(lambda q=q: ws.ask(q)) for q in (question or [DEFAULT_QUESTION])]  # type: ignore[misc]
     if as_json:
         sys.stdout.write(json.dumps([a.model_dump(mode="json") for a in answers], indent=2) + "\n")

@@ -57,6 +57,8 @@ class IngestReport:
 
 @dataclass
 class BuildReport:
+    """Documents processed by this build; entities, triples and links in the graph after it."""
+
     documents: int = 0
     entities: int = 0
     triples: int = 0
@@ -278,10 +280,12 @@ class Workspace:
             self.store.add_triples(triples)
             self.store.mark_stage(doc_id, STAGE_EXTRACTED)
             report.documents += 1
-            report.entities += len(entities)
-            report.triples += len(triples)
         progress("extract", len(todo), len(todo))
-        report.links = self._link(concepts, progress)
+        self._link(concepts, progress)
+        counts = self.store.counts()
+        report.links = counts["links"]
+        report.entities = counts["user.entities"] + counts["literature.entities"]
+        report.triples = counts["user.triples"] + counts["literature.triples"]
         return report
 
     def _link(self, concepts: ConceptIndex, progress: Progress) -> int:

@@ -25,10 +25,10 @@ UNKNOWN_GROUP = "CONC"
 
 
 def is_acronym(term: str) -> bool:
-    """Short terms in capitals, allowing one lower-case letter: "CHF", "ECG", "AFib"."""
+    """Short terms at least half in capitals: "CHF", "ECG", "AFib", "T2DM"."""
     letters = [c for c in term if c.isalpha()]
     upper = sum(c.isupper() for c in letters)
-    return len(term) <= 6 and upper >= 2 and upper >= len(letters) - 1
+    return len(term) <= 6 and upper >= 2 and 2 * upper >= len(letters)
 
 
 class VocabularyMatcher:

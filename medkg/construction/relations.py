@@ -35,14 +35,17 @@ def _p(
     name: str, trigger: str, predicate: Predicate, first: frozenset[str],
     second: frozenset[str], *, reverse: bool = False, confidence: float = 0.7,
 ) -> Pattern:
+    # The trigger may be followed by determiners or modifiers: "can cause a dry cough".
+    regex = rf"^\W*(?:{trigger})(?:\s+{_DET})*\W*$"
     return Pattern(
-        name, re.compile(rf"^\W*(?:{trigger})\W*$", re.IGNORECASE), predicate,
-        first, second, reverse, confidence,
+        name, re.compile(regex, re.IGNORECASE), predicate, first, second, reverse, confidence
     )
 
 
 _ADV = r"(?:\w+ly\s+)?"
-_BE = r"(?:is|are|was|were|has been|have been|can be|may be)\s+"
+_BE = r"(?:(?:is|are|was|were|has been|have been|can be|may be)\s+)"
+_DET = r"(?:a|an|the|some|severe|mild|acute|new|persistent|recurrent)"
+_ADJ = r"(?:(?:common|known|rare|serious|but|and|very|frequent|severe|important)\s+)*"
 
 PATTERNS: tuple[Pattern, ...] = (
     _p("treats", rf"{_ADV}(?:treats?|treated|{_BE}?{_ADV}(?:used|indicated|given|prescribed|"
@@ -57,7 +60,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"induces?|induced|leads? to|led to|results? in|resulted in|produces?)|"
        r"(?:side|adverse) effects? (?:include|such as|like)",
        Predicate.HAS_ADVERSE_EFFECT, CHEM, DISORDER, confidence=0.7),
-    _p("adverse_of", rf"{_BE}?(?:a|an)?\s*(?:common |known |rare |serious )?"
+    _p("adverse_of", rf"{_BE}?(?:(?:a|an)\s+)?{_ADJ}"
        r"(?:side|adverse) effects? of|induced by|caused by", Predicate.HAS_ADVERSE_EFFECT,
        DISORDER, CHEM, reverse=True, confidence=0.7),
     _p("causes", rf"{_ADV}(?:can|may|might|often|commonly)?\s*(?:causes?|caused|leads? to|"
@@ -75,7 +78,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:is |are )?characteri[sz]ed by|(?:symptoms|signs) (?:include|such as)|"
        r"causes symptoms such as|manifests? as|complained of|complains of",
        Predicate.HAS_SYMPTOM, DISORDER, DISORDER, confidence=0.7),
-    _p("symptom_of", rf"{_BE}?(?:a|an|the)?\s*(?:common |classic |typical |early )?"
+    _p("symptom_of", rf"{_BE}?(?:(?:a|an|the)\s+)?(?:(?:common|classic|typical|early)\s+)*"
        r"(?:symptom|sign|feature|manifestation) of", Predicate.HAS_SYMPTOM, DISORDER,
        DISORDER, reverse=True, confidence=0.75),
     _p("diagnoses", rf"{_BE}?(?:used to (?:diagnose|detect|confirm)|diagnoses|confirms?|"

@@ -66,6 +66,9 @@ class SentenceTransformerEmbedder:
                 # A local model must never reach for a hub; unreachable hosts hang.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
             try:
                 self._model = SentenceTransformer(path, device=self._config.device)

@@ -1,0 +1,48 @@
+"""Shared fixtures. The real embedding model loads once per session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+SEED_OBO = EXAMPLES / "vocabulary" / "medkg-seed.obo"
+SHARED = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Iterator[object]:
+    from medkg.config import EmbeddingConfig
+    from medkg.linking.embeddings import SentenceTransformerEmbedder
+
+    yield SentenceTransformerEmbedder(EmbeddingConfig())
+
+
+@pytest.fixture(scope="session")
+def seed_concepts() -> list[object]:
+    from medkg.ontology.obo import read_obo
+
+    return list(read_obo(SEED_OBO)[1])
+
+
+@pytest.fixture(scope="session")
+def nlp(seed_concepts: list[object]) -> object:
+    from medkg.construction.nlp import build_pipeline
+    from medkg.ontology.index import ConceptIndex
+
+    return build_pipeline(ConceptIndex(seed_concepts), 3)  # type: ignore[arg-type]
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test with a clear reason."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference data not available: {path} (the ../shared checkout is absent)")
+    return path

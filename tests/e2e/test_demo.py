@@ -1,0 +1,103 @@
+"""The demo path end to end: build from examples/, ask, check every citation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import rdflib
+from typer.testing import CliRunner
+
+from medkg.cli import DEFAULT_QUESTION, app
+from medkg.model import Layer, LinkKind
+from medkg.retrieval.answer import Answer
+from medkg.workspace import Workspace
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.slow
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    path = tmp_path_factory.mktemp("demo") / "ws"
+    result = runner.invoke(app, ["demo", "--dir", str(path), "--examples", str(EXAMPLES)])
+    assert result.exit_code == 0, result.output
+    assert "Metformin is the first-line treatment" in result.output
+    ws = Workspace.open(path)
+    yield ws
+    ws.close()
+
+
+def assert_citations_hold(ws: Workspace, answer: Answer) -> None:
+    assert answer.citations, "an answer from a non-empty workspace cites something"
+    for c in answer.citations:
+        doc = ws.store.document(c.document_id)
+        assert doc.text[c.start : c.end] == c.quote
+        chunk = ws.store.chunk(c.chunk_id)
+        assert chunk.document_id == doc.id and chunk.start <= c.start and c.end <= chunk.end
+    numbers = {c.n for c in answer.citations}
+    for fact in answer.facts:
+        assert set(fact.citations) <= numbers
+    assert f"[{answer.citations[0].n}]" in answer.text
+
+
+@pytest.mark.parametrize(("question", "expect_in_answer", "expect_definition"), [
+    (DEFAULT_QUESTION, "lactic acidosis", "metformin"),
+    ("What can cause a dry cough?", "lisinopril", "dry cough"),
+    ("How is atrial fibrillation confirmed and how is stroke prevented?", "apixaban",
+     "atrial fibrillation"),
+    ("What are the symptoms of heart failure?", "shortness of breath", "heart failure"),
+    ("Which drug is used to treat community-acquired pneumonia?", "amoxicillin", "pneumonia"),
+])
+def test_answers_cite_real_text_and_define_terms(
+    demo_ws: Workspace, question: str, expect_in_answer: str, expect_definition: str
+) -> None:
+    answer = demo_ws.ask(question)
+    assert_citations_hold(demo_ws, answer)
+    said = " ".join([answer.text, *(f"{f.head} {f.tail}" for f in answer.facts)]).lower()
+    assert expect_in_answer in said
+    terms = [d.term.lower() for d in answer.definitions]
+    assert any(expect_definition in t for t in terms), terms
+    assert all(d.definition for d in answer.definitions)
+
+
+def test_ask_json_from_the_cli(demo_ws: Workspace) -> None:
+    demo_ws.close()  # one process holds the store; the CLI opens it itself
+    result = runner.invoke(app, ["ask", "What treats hypertension?", "-w", str(demo_ws.root),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    answer = Answer.model_validate(json.loads(result.stdout))
+    assert_citations_hold(demo_ws, answer)
+    assert any(f.predicate.value == "treats" and f.tail == "hypertension" for f in answer.facts)
+
+
+def test_every_user_fact_traces_to_source_and_definition(demo_ws: Workspace) -> None:
+    store = demo_ws.store
+    user = {e.name: e for e in store.entities(Layer.USER)}
+    lisinopril = user["lisinopril"]
+    [ref] = store.links(source=lisinopril.id, kind=LinkKind.REFERENCE_OF)
+    literature = store.entity(ref.target)
+    assert literature.layer is Layer.LITERATURE and literature.name == "lisinopril"
+    [definition] = store.links(source=literature.id, kind=LinkKind.DEFINITION_OF)
+    assert store.concept(definition.target).definition
+    assert 0.0 < ref.score <= 1.0
+
+
+def test_rerun_duplicates_nothing(demo_ws: Workspace) -> None:
+    before = demo_ws.store.counts()
+    report = demo_ws.ingest([EXAMPLES / "user"], Layer.USER)
+    assert (report.documents, report.skipped) == (0, 10)
+    assert demo_ws.build().documents == 0
+    assert demo_ws.store.counts() == before
+
+
+def test_export_turtle_of_the_demo(demo_ws: Workspace, tmp_path: Path) -> None:
+    out = tmp_path / "kg.ttl"
+    demo_ws.close()
+    result = runner.invoke(app, ["export", str(out), "-w", str(demo_ws.root)])
+    assert result.exit_code == 0, result.output
+    graph = rdflib.Graph().parse(out, format="turtle")
+    assert len(graph) > 1000

@@ -1,0 +1,232 @@
+"""The GraphStore contract, run against every backend.
+
+A new backend (e.g. Neo4j) joins by adding a factory to BACKENDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import rdflib
+
+from medkg.errors import NotFoundError, StoreError
+from medkg.model import (
+    Chunk,
+    Concept,
+    Document,
+    Entity,
+    Evidence,
+    Layer,
+    Link,
+    LinkKind,
+    Mention,
+    Predicate,
+    Qualifiers,
+    Triple,
+)
+from medkg.store.base import GraphStore
+from medkg.store.rdf import RDFGraphStore
+
+BASE = "https://example.org/kg/"
+Factory = Callable[[Path], GraphStore]
+
+BACKENDS: dict[str, Factory] = {
+    "oxigraph": lambda p: RDFGraphStore(p / "graph", base_iri=BASE, backend="oxigraph"),
+    "memory": lambda p: RDFGraphStore(None, base_iri=BASE, backend="memory"),
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    s = BACKENDS[request.param](tmp_path)
+    yield s
+    s.close()
+
+
+TEXT = 'Metformin treats type 2 diabetes. It may cause "nausea" \\ sometimes.'
+
+
+def doc_and_chunks(
+    text: str = TEXT, layer: Layer = Layer.LITERATURE
+) -> tuple[Document, list[Chunk]]:
+    doc = Document.create(layer=layer, title="Paper", source="paper.txt",
+                          media_type="text/plain", text=text)
+    return doc, [Chunk.create(doc, 0, 0, 33), Chunk.create(doc, 1, 34, len(text))]
+
+
+def entity(name: str, group: str, doc: Document, chunk: Chunk, start: int,
+           layer: Layer = Layer.LITERATURE, negated: bool = False) -> Entity:
+    cid = f"MEDKG:{name}"
+    return Entity(
+        id=Entity.key_for(layer, name, group, cid), layer=layer, name=name, type=group,
+        context="ctx", concept_ids=[cid],
+        mentions=[Mention(chunk_id=chunk.id, document_id=doc.id, start=start,
+                          end=start + len(name), text=name,
+                          qualifiers=Qualifiers(negated=negated))],
+    )
+
+
+def test_document_round_trip(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    assert store.has_document(doc.id)
+    assert store.document(doc.id) == doc
+    assert store.chunks(doc.id) == chunks
+    assert store.chunk(chunks[1].id) == chunks[1]
+    assert store.document_ids(Layer.LITERATURE) == [doc.id]
+    assert store.document_ids(Layer.USER) == []
+
+
+def test_writes_are_idempotent(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    before = store.counts()
+    store.add_document(doc, chunks)
+    assert store.counts() == before
+
+
+def test_stages(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    assert store.stages(doc.id) == set()
+    store.mark_stage(doc.id, "ingested")
+    store.mark_stage(doc.id, "ingested")
+    assert store.stages(doc.id) == {"ingested"}
+
+
+def test_missing_ids_raise_not_found(store: GraphStore) -> None:
+    for call in (lambda: store.document("doc-x"), lambda: store.chunk("chunk-x"),
+                 lambda: store.entity("ent-x"), lambda: store.concept("X:1"),
+                 lambda: store.chunks("doc-x"), lambda: store.mark_stage("doc-x", "s")):
+        with pytest.raises(NotFoundError):
+            call()
+
+
+def test_hostile_identifiers_are_data_not_query(store: GraphStore) -> None:
+    # Ids reach SPARQL only as bound values: quotes and braces are just characters.
+    assert not store.has_document('x" } ; DROP ALL ; { "')
+    assert store.links(source='") } #') == []
+
+
+def test_concepts_round_trip(store: GraphStore) -> None:
+    concepts = [
+        Concept(id="DOID:9352", name="type 2 diabetes mellitus", synonyms=["T2DM", "NIDDM"],
+                definition="A diabetes.", semantic_type="T047", semantic_group="DISO",
+                parents=["DOID:9351"], xrefs=["MESH:D003924"], source="doid@1"),
+        Concept(id="DOID:9351", name="diabetes mellitus", source="doid@1"),
+        Concept(id="DOID:1", name="old", source="doid@1", obsolete=True,
+                replaced_by="DOID:9351"),
+        Concept(id="MESH:D008687", name="Metformin", source="mesh@1"),
+    ]
+    assert store.add_concepts(concepts, "doid@1") == 4
+    # RDF has no order: synonyms, parents and xrefs come back sorted.
+    assert store.concept("DOID:9352") == concepts[0].model_copy(
+        update={"synonyms": ["NIDDM", "T2DM"]})
+    assert store.concept("DOID:1") == concepts[2]
+    assert sorted(c.id for c in store.concepts()) == sorted(c.id for c in concepts)
+
+
+def test_entities_merge_mentions_across_writes(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    first = entity("metformin", "CHEM", doc, chunks[0], 0)
+    second = first.model_copy(update={"context": "other", "mentions": [
+        Mention(chunk_id=chunks[1].id, document_id=doc.id, start=40, end=49, text="metformin")]})
+    store.add_entities([first])
+    store.add_entities([second, first])
+    got = store.entity(first.id)
+    assert got.context == "ctx"  # the first description stays
+    assert [m.start for m in got.mentions] == [0, 40]
+    assert [e.id for e in store.entities(Layer.LITERATURE)] == [first.id]
+    assert store.entities(Layer.USER) == []
+
+
+def test_triples_keep_evidence_qualifiers_and_best_confidence(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    disease = entity("type 2 diabetes", "DISO", doc, chunks[0], 17)
+    store.add_entities([drug, disease])
+    ev1 = Evidence(chunk_id=chunks[0].id, document_id=doc.id, start=0, end=33, quote=TEXT[:33])
+    ev2 = Evidence(chunk_id=chunks[1].id, document_id=doc.id, start=34, end=len(TEXT),
+                   quote=TEXT[34:])
+    q = Qualifiers(uncertain=True, population="adults")
+    tid = Triple.key_for(Layer.LITERATURE, drug.id, Predicate.TREATS, disease.id, q)
+    t1 = Triple(id=tid, layer=Layer.LITERATURE, head=drug.id, predicate=Predicate.TREATS,
+                tail=disease.id, evidence=[ev1], qualifiers=q, confidence=0.6, level=1)
+    store.add_triples([t1])
+    store.add_triples([t1.model_copy(update={"evidence": [ev2], "confidence": 0.8})])
+    store.add_triples([t1.model_copy(update={"confidence": 0.5})])
+    [got] = store.triples(Layer.LITERATURE)
+    assert got.evidence == [ev1, ev2]
+    assert got.confidence == 0.8
+    assert got.qualifiers == q and got.level == 1
+    assert store.triples(entity_ids=[disease.id]) == [got]
+    assert store.triples(Layer.USER) == []
+
+
+def test_negated_triples_are_not_asserted_as_facts(tmp_path: Path) -> None:
+    store = BACKENDS["oxigraph"](tmp_path)
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    disease = entity("nausea", "DISO", doc, chunks[1], 50, negated=True)
+    store.add_entities([drug, disease])
+    q = Qualifiers(negated=True)
+    t = Triple(id=Triple.key_for(Layer.LITERATURE, drug.id, Predicate.CAUSES, disease.id, q),
+               layer=Layer.LITERATURE, head=drug.id, predicate=Predicate.CAUSES,
+               tail=disease.id, qualifiers=q, confidence=0.7)
+    store.add_triples([t])
+    out = tmp_path / "g.nq"
+    store.export(out, "nq")
+    g = rdflib.Dataset()
+    g.parse(out, format="nquads")
+    causes = rdflib.URIRef("https://w3id.org/biolink/vocab/causes")
+    assert not list(g.quads((None, causes, None, None)))  # no plain fact
+    assert store.triples()[0].qualifiers.negated  # but the statement is kept
+    store.close()
+
+
+def test_links(store: GraphStore) -> None:
+    links = [
+        Link(kind=LinkKind.REFERENCE_OF, source="ent-u", target="ent-l", score=0.91,
+             method="embedding"),
+        Link(kind=LinkKind.DEFINITION_OF, source="ent-l", target="DOID:9352", score=1.0,
+             method="normalisation"),
+    ]
+    store.add_links(links)
+    store.add_links(links)
+    assert store.links(source="ent-u") == [links[0]]
+    assert store.links(kind=LinkKind.DEFINITION_OF) == [links[1]]
+    assert len(store.links()) == 2
+
+
+@pytest.mark.parametrize("fmt", ["ttl", "trig", "nq", "jsonld"])
+def test_export_parses_back(store: GraphStore, tmp_path: Path, fmt: str) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    store.add_concepts([Concept(id="DOID:1", name="disease", definition="d", source="s")], "s")
+    out = tmp_path / f"graph.{fmt}"
+    store.export(out, fmt)
+    parser = {"ttl": "turtle", "trig": "trig", "nq": "nquads", "jsonld": "json-ld"}[fmt]
+    g = rdflib.Dataset()
+    g.parse(out, format=parser)
+    texts = {str(o) for _, p, o, _ in g.quads((None, None, None, None)) if p.endswith("#text")}
+    assert TEXT in texts
+
+
+def test_unknown_export_format(store: GraphStore, tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unknown export format"):
+        store.export(tmp_path / "x", "xml")
+
+
+def test_oxigraph_persists_across_reopen(tmp_path: Path) -> None:
+    doc, chunks = doc_and_chunks()
+    first = BACKENDS["oxigraph"](tmp_path)
+    first.add_document(doc, chunks)
+    first.close()
+    second = BACKENDS["oxigraph"](tmp_path)
+    assert second.document(doc.id) == doc
+    second.close()

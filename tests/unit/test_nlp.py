@@ -1,0 +1,63 @@
+from medkg.construction.extraction import assemble, extract
+from medkg.construction.nlp import is_acronym
+from medkg.model import Chunk, Document, Layer, Predicate
+from medkg.ontology.index import ConceptIndex
+
+
+def ents(nlp: object, text: str) -> list[tuple[str, str]]:
+    return [(e.text, e.label_) for e in nlp(text).ents]  # type: ignore[operator]
+
+
+def test_vocabulary_terms_synonyms_and_plurals(nlp: object) -> None:
+    found = ents(nlp, "High blood pressure and headaches; started Metformin.")
+    assert found == [("High blood pressure", "DISO"), ("headaches", "DISO"),
+                     ("Metformin", "CHEM")]
+
+
+def test_longest_match_wins(nlp: object) -> None:
+    assert ents(nlp, "Type 2 diabetes mellitus.") == [("Type 2 diabetes mellitus", "DISO")]
+
+
+def test_acronyms_match_only_in_capitals(nlp: object) -> None:
+    assert ents(nlp, "ECG normal.") == [("ECG", "PROC")]
+    assert ents(nlp, "ecg normal.") == []
+    assert is_acronym("CHF") and is_acronym("AFib") and not is_acronym("asthma")
+
+
+def test_context_qualifiers(nlp: object) -> None:
+    doc = nlp("Denies chest pain. Possible pneumonia. Mother has asthma. History of stroke.")  # type: ignore[operator]
+    flags = {e.text: (e._.is_negated, e._.is_uncertain, e._.is_family, e._.is_historical)
+             for e in doc.ents}
+    assert flags["chest pain"][0]
+    assert flags["pneumonia"][1]
+    assert flags["asthma"][2]
+    assert flags["stroke"][3]
+
+
+def test_extract_and_assemble_give_document_offsets(nlp: object, seed_concepts: list) -> None:
+    text = "Intro line here.\n\nLisinopril can cause a dry cough. Patient denies fever."
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text=text)
+    chunk = Chunk.create(doc, 0, 18, len(text))
+    [ex] = list(extract([chunk], nlp))  # type: ignore[arg-type]
+    for m in ex.mentions:
+        assert text[m.start : m.end] == m.text
+    entities, triples = assemble(Layer.USER, [ex], ConceptIndex(seed_concepts), 200)
+    names = {e.id: e.name for e in entities}
+    assert [(names[t.head], t.predicate, names[t.tail]) for t in triples] == [
+        ("lisinopril", Predicate.HAS_ADVERSE_EFFECT, "dry cough")
+    ]
+    [ev] = triples[0].evidence
+    assert text[ev.start : ev.end] == ev.quote == "Lisinopril can cause a dry cough."
+    fever = next(e for e in entities if e.name == "fever")
+    assert fever.mentions[0].qualifiers.negated
+    assert fever.context == "Patient denies fever."
+
+
+def test_negated_relation_carries_the_negation(nlp: object, seed_concepts: list) -> None:
+    text = "Amlodipine did not cause edema."
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text=text)
+    exs = list(extract([Chunk.create(doc, 0, 0, len(text))], nlp))  # type: ignore[arg-type]
+    _, triples = assemble(Layer.USER, exs, ConceptIndex(seed_concepts), 200)
+    assert all(t.qualifiers.negated for t in triples)

@@ -1,0 +1,67 @@
+import pytest
+
+from medkg.construction.relations import match_pairs
+from medkg.model import Predicate
+
+
+def run(sentence: str, *mentions: tuple[str, str]) -> list[tuple[str, Predicate, str]]:
+    """Mentions as (surface text, group), found left to right in the sentence."""
+    spans, cursor = [], 0
+    for text, group in mentions:
+        start = sentence.index(text, cursor)
+        spans.append((start, start + len(text), group))
+        cursor = start + len(text)
+    names = [m[0] for m in mentions]
+    return [(names[m.head_index], m.predicate, names[m.tail_index])
+            for m in match_pairs(sentence, spans)]
+
+
+@pytest.mark.parametrize(("sentence", "mentions", "expected"), [
+    ("Metformin is the first-line treatment for type 2 diabetes.",
+     [("Metformin", "CHEM"), ("type 2 diabetes", "DISO")],
+     [("Metformin", Predicate.TREATS, "type 2 diabetes")]),
+    ("Hypertension treated with lisinopril since March.",
+     [("Hypertension", "DISO"), ("lisinopril", "CHEM")],
+     [("lisinopril", Predicate.TREATS, "Hypertension")]),
+    ("Lisinopril can cause a dry cough.",
+     [("Lisinopril", "CHEM"), ("dry cough", "DISO")],
+     [("Lisinopril", Predicate.HAS_ADVERSE_EFFECT, "dry cough")]),
+    ("Angioedema is a rare but serious side effect of lisinopril.",
+     [("Angioedema", "DISO"), ("lisinopril", "CHEM")],
+     [("lisinopril", Predicate.HAS_ADVERSE_EFFECT, "Angioedema")]),
+    ("Metformin is contraindicated in patients with chronic kidney disease.",
+     [("Metformin", "CHEM"), ("chronic kidney disease", "DISO")],
+     [("Metformin", Predicate.CONTRAINDICATED_IN, "chronic kidney disease")]),
+    ("Asthma is diagnosed by spirometry.",
+     [("Asthma", "DISO"), ("spirometry", "PROC")],
+     [("spirometry", Predicate.DIAGNOSES, "Asthma")]),
+    ("Apixaban prevents stroke.",
+     [("Apixaban", "CHEM"), ("stroke", "DISO")],
+     [("Apixaban", Predicate.PREVENTS, "stroke")]),
+    ("Pneumonia presents with fever, cough and shortness of breath.",
+     [("Pneumonia", "DISO"), ("fever", "DISO"), ("cough", "DISO"),
+      ("shortness of breath", "DISO")],
+     [("Pneumonia", Predicate.HAS_SYMPTOM, "fever"),
+      ("Pneumonia", Predicate.HAS_SYMPTOM, "cough"),
+      ("Pneumonia", Predicate.HAS_SYMPTOM, "shortness of breath")]),
+    ("Warfarin interacts with aspirin.",
+     [("Warfarin", "CHEM"), ("aspirin", "CHEM")],
+     [("Warfarin", Predicate.INTERACTS_WITH, "aspirin")]),
+])
+def test_patterns(sentence: str, mentions: list, expected: list) -> None:
+    assert run(sentence, *mentions) == expected
+
+
+def test_type_constraints_block_nonsense() -> None:
+    # "treats" needs a treatment as head: a disease does not treat a drug.
+    assert run("Asthma treats albuterol.", ("Asthma", "DISO"), ("albuterol", "CHEM")) == []
+
+
+def test_unrelated_neighbours_give_nothing() -> None:
+    assert run("Fever and metformin were noted.", ("Fever", "DISO"), ("metformin", "CHEM")) == []
+
+
+def test_long_gaps_are_not_bridged() -> None:
+    filler = "which many people take every day for years, " * 3
+    sentence = f"Metformin, {filler}treats diabetes."
+    assert run(sentence, ("Metformin", "CHEM"), ("diabetes", "DISO")) == []
