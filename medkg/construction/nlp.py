@@ -20,6 +20,7 @@ from spacy.util import filter_spans
 
 from medkg.model import Qualifiers
 from medkg.ontology.index import ConceptIndex
+from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
 
@@ -77,6 +78,16 @@ class VocabularyMatcher:
         return doc
 
 
+@Language.component("medkg_sentences")
+def set_sentences(doc: Doc) -> Doc:
+    """Sentence starts from :func:`medkg.text.sentence_spans`, the splitter that
+    chunking and answers use, so evidence quotes and answer sentences agree."""
+    starts = {start for start, _ in sentence_spans(doc.text)}
+    for i, token in enumerate(doc):
+        token.is_sent_start = i == 0 or token.idx in starts
+    return doc
+
+
 @Language.factory("medkg_vocab_matcher", default_config={"min_term_chars": 3})
 def _make_vocab_matcher(nlp: Language, name: str, min_term_chars: int) -> VocabularyMatcher:
     return VocabularyMatcher(nlp, name, min_term_chars)
@@ -88,7 +99,7 @@ def build_pipeline(index: ConceptIndex, min_term_chars: int) -> Language:
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("medkg_sentences")
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index)

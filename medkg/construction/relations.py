@@ -60,13 +60,13 @@ PATTERNS: tuple[Pattern, ...] = (
        r"induces?|induced|leads? to|led to|results? in|resulted in|produces?)|"
        r"(?:side|adverse) effects? (?:include|such as|like)",
        Predicate.HAS_ADVERSE_EFFECT, CHEM, DISORDER, confidence=0.7),
-    _p("adverse_of", rf"{_BE}?(?:(?:a|an)\s+)?{_ADJ}"
-       r"(?:side|adverse) effects? of|induced by|caused by", Predicate.HAS_ADVERSE_EFFECT,
+    _p("adverse_of", rf"{_BE}?{_ADV}(?:(?:(?:a|an)\s+)?{_ADJ}(?:side|adverse) effects? of|"
+       r"induced by|caused by)", Predicate.HAS_ADVERSE_EFFECT,
        DISORDER, CHEM, reverse=True, confidence=0.7),
     _p("causes", rf"{_ADV}(?:can|may|might|often|commonly)?\s*(?:causes?|caused|leads? to|"
        r"results? in|triggers?)", Predicate.CAUSES, frozenset({"DISO", "LIVB", "PHEN"}),
        DISORDER, confidence=0.65),
-    _p("caused_by", rf"{_BE}?(?:caused|triggered) by|due to|secondary to", Predicate.CAUSES,
+    _p("caused_by", rf"{_BE}?{_ADV}(?:(?:caused|triggered) by|due to|secondary to)", Predicate.CAUSES,
        DISORDER, frozenset({"DISO", "LIVB", "PHEN"}), reverse=True, confidence=0.65),
     _p("prevents", rf"{_ADV}(?:prevents?|prevented|{_BE}?used to prevent|reduces? the risk of|"
        r"lowers? the risk of|protects? against|for (?:the )?prevention of)", Predicate.PREVENTS,

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from spacy.language import Language
@@ -33,6 +33,7 @@ from medkg.text import sentence_spans
 
 TRIPLE_BONUS = 0.12  # per unit of triple relevance, for a sentence that is its evidence
 FACT_FIRST = 1.5  # evidence of a triple this relevant is cited before look-alike sentences
+NEAR_DUPLICATE = 0.92  # cosine above which two answer sentences say the same thing
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,11 @@ class _Sentence:
     text: str
 
 
-_Candidates = dict[tuple[str, int], tuple[_Sentence, float]]
+@dataclass
+class _Candidate:
+    sentence: _Sentence
+    bonus: float = 0.0  # relevance of the most relevant triple it is evidence for
+    triples: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -54,23 +59,44 @@ class Indexes:
 
 @dataclass
 class _Context:
-    """What one question has gathered from the graph."""
+    """What one question has gathered from the graph.
+
+    ``direct``: triples of an asked-for predicate that touch a question entity
+    ("what treats diabetes" -> metformin treats diabetes). ``second``: triples
+    of a *different* asked-for predicate that touch an entity found by a direct
+    triple ("... and what are its risks" -> metformin causes lactic acidosis).
+    """
 
     entities: dict[str, Entity]
     question_entities: set[str]
-    focus: set[str]
     intents: set[Predicate]
     triples: list[Triple]
+    direct: set[str] = field(default_factory=set)
+    second: set[str] = field(default_factory=set)
+    focus: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        q = self.question_entities
+        direct = [t for t in self.triples if t.predicate in self.intents and {t.head, t.tail} & q]
+        self.direct = {t.id for t in direct}
+        self.focus = set(q) | {e for t in direct for e in (t.head, t.tail)}
+        for t in self.triples:
+            if t.id in self.direct or t.predicate not in self.intents:
+                continue
+            if any(d.predicate != t.predicate and ({t.head, t.tail} & {d.head, d.tail}) - q
+                   for d in direct):
+                self.second.add(t.id)
 
     def relevance(self, t: Triple) -> float:
-        ends = (t.head, t.tail)
-        return (
-            sum(1.0 for e in ends if e in self.question_entities)
-            + (1.0 if t.predicate in self.intents else 0.0)
-            + sum(0.5 for e in ends if e in self.focus)
-            + 0.1 * t.confidence
-            - (0.5 if t.qualifiers.negated else 0.0)
-        )
+        if t.id in self.direct:
+            base = 2.0
+        elif t.id in self.second:
+            base = 1.5
+        else:
+            ends = (t.head, t.tail)
+            base = 0.5 * sum(1 for e in ends if e in self.question_entities) + (
+                0.5 if t.predicate in self.intents else 0.0)
+        return base + 0.1 * t.confidence - (0.5 if t.qualifiers.negated else 0.0)
 
 
 class LocalRetriever:
@@ -138,69 +164,71 @@ class LocalRetriever:
                          self._store.links(source=eid, kind=LinkKind.REFERENCE_OF))
         intents = question_predicates(question)
         triples = {t.id: t for t in self._store.triples(entity_ids=sorted(seeds))}
-        # One hop along the asked-for predicates from the question's own entities.
-        focus = set(q_entities)
-        for t in list(triples.values()):
-            if t.predicate in intents and ({t.head, t.tail} & q_entities):
-                focus.update((t.head, t.tail))
-        for t in self._store.triples(entity_ids=sorted(focus - seeds)):
+        # Entities one asked-for hop from the question's own bring their triples too.
+        hop = {e for t in triples.values() if t.predicate in intents
+               and {t.head, t.tail} & q_entities for e in (t.head, t.tail)}
+        for t in self._store.triples(entity_ids=sorted(hop - seeds)):
             triples.setdefault(t.id, t)
-        return _Context(entities, q_entities, focus, intents, list(triples.values()))
+        return _Context(entities, q_entities, intents, list(triples.values()))
 
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
         return self._chunks[chunk_id]
 
-    def _candidates(self, ctx: _Context, qvec: Matrix) -> _Candidates:
-        """Candidate sentences keyed by (document, start), with their triple bonus."""
-        out: _Candidates = {}
+    def _candidates(self, ctx: _Context, qvec: Matrix) -> list[_Candidate]:
+        """Candidate sentences: evidence of the gathered triples, and the best chunks."""
+        out: dict[tuple[str, int], _Candidate] = {}
 
-        def add(chunk: Chunk, start: int, end: int, bonus: float) -> None:
+        def add(chunk: Chunk, start: int, end: int, triple: Triple | None) -> None:
             text = chunk.text[start - chunk.start : end - chunk.start]
             if _is_heading(text):
                 return
             key = (chunk.document_id, start)
-            if key not in out or out[key][1] < bonus:
-                out[key] = (_Sentence(chunk, start, end, text), bonus)
+            if key not in out:
+                out[key] = _Candidate(_Sentence(chunk, start, end, text))
+            if triple is not None:
+                out[key].triples.add(triple.id)
+                out[key].bonus = max(out[key].bonus, ctx.relevance(triple))
 
         for t in ctx.triples:
             for ev in t.evidence:
-                add(self._chunk(ev.chunk_id), ev.start, ev.end, ctx.relevance(t))
+                add(self._chunk(ev.chunk_id), ev.start, ev.end, t)
         for chunk_id, _score in self._idx.chunks.search(qvec, self._config.top_chunks):
             chunk = self._chunk(chunk_id)
             for s, e in sentence_spans(chunk.text):
-                add(chunk, chunk.start + s, chunk.start + e, 0.0)
-        return out
+                add(chunk, chunk.start + s, chunk.start + e, None)
+        return list(out.values())
 
-    def _rank(
-        self,
-        candidates: _Candidates,
-        qvec: Matrix,
-        ctx: _Context,
-    ) -> list[_Sentence]:
-        if not candidates:
+    def _rank(self, items: list[_Candidate], qvec: Matrix, ctx: _Context) -> list[_Sentence]:
+        """Evidence of the asked-for facts first, one sentence per fact; then the
+        sentences most similar to the question; near-duplicates are skipped."""
+        if not items:
             return []
-        items = list(candidates.values())
-        vectors = self._embedder.embed([s.text for s, _ in items])
-        scores = vectors @ qvec + TRIPLE_BONUS * np.array([b for _, b in items])
-        # Evidence of the most relevant facts first (at most all but two places),
-        # then the sentences most similar to the question.
-        facts_first = sorted((i for i, (_, bonus) in enumerate(items) if bonus >= FACT_FIRST),
-                             key=lambda i: (-items[i][1], -scores[i]))
+        vectors = self._embedder.embed([c.sentence.text for c in items])
+        scores = vectors @ qvec + TRIPLE_BONUS * np.array([c.bonus for c in items])
         limit = self._config.max_citations
-        order = [*facts_first[: max(1, limit - 2)], *(int(i) for i in np.argsort(-scores))]
-        chosen: list[_Sentence] = []
-        seen_text: set[str] = set()
+        wanted = sorted((t for t in ctx.triples if ctx.relevance(t) >= FACT_FIRST),
+                        key=lambda t: (-ctx.relevance(t), t.id))
+        order: list[int] = []
+        covered: set[str] = set()
+        for t in wanted:
+            if t.id in covered or len(order) >= max(1, limit - 2):
+                continue
+            best = max((i for i, c in enumerate(items) if t.id in c.triples),
+                       key=lambda i: scores[i], default=None)
+            if best is not None:
+                order.append(best)
+                covered |= items[best].triples
+        order += [int(i) for i in np.argsort(-scores)]
+        chosen: list[int] = []
         for i in order:
-            sentence = items[i][0]
-            if sentence.text in seen_text:
-                continue  # the same sentence twice says nothing new
-            seen_text.add(sentence.text)
-            chosen.append(sentence)
+            if i in chosen or any(vectors[i] @ vectors[j] > NEAR_DUPLICATE for j in chosen):
+                continue
+            chosen.append(i)
             if len(chosen) == limit:
                 break
-        return chosen
+        return [items[i].sentence for i in chosen]
 
     # -- answer parts ---------------------------------------------------------------
 
