@@ -67,7 +67,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"results? in|triggers?)", Predicate.CAUSES, frozenset({"DISO", "LIVB", "PHEN"}),
        DISORDER, confidence=0.65),
     _p("caused_by", rf"{_BE}?{_ADV}(?:(?:caused|triggered) by|due to|secondary to)",
-       Predicate.CAUSES, DISORDER, frozenset({"DISO", "LIVB", "PHEN"}), reverse=True, confidence=0.65),
+       Predicate.CAUSES, DISORDER, frozenset({"DISO", "LIVB", "PHEN"}), reverse=True,
+       confidence=0.65),
     _p("prevents", rf"{_ADV}(?:prevents?|prevented|{_BE}?used to prevent|reduces? the risk of|"
        r"lowers? the risk of|protects? against|for (?:the )?prevention of)", Predicate.PREVENTS,
        TREATMENT, DISORDER, confidence=0.7),
