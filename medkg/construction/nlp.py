@@ -19,17 +19,10 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
 from medkg.model import Qualifiers
-from medkg.ontology.index import ConceptIndex
+from medkg.ontology.index import ConceptIndex, is_acronym
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
-
-
-def is_acronym(term: str) -> bool:
-    """Short terms at least half in capitals: "CHF", "ECG", "AFib", "T2DM"."""
-    letters = [c for c in term if c.isalpha()]
-    upper = sum(c.isupper() for c in letters)
-    return len(term) <= 6 and upper >= 2 and 2 * upper >= len(letters)
 
 
 class VocabularyMatcher:

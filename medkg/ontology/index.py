@@ -1,15 +1,28 @@
-"""Concept lookup by name and synonym.
+"""Concept lookup: exact and synonym, abbreviations, and approximate.
 
-Terms are normalised (case, whitespace, hyphens, simple plurals) so that
-"Type 2 diabetes mellitus", "type-2 diabetes mellitus" and "type 2 diabetes
-mellitus" find the same concept.
+- exact: names and synonyms normalised (case, separators, simple plurals), so
+  "Type-2 diabetes mellitus" finds "type 2 diabetes mellitus";
+- abbreviations: short capitalised synonyms ("CHF", "T2DM") match only in
+  that case, so "chf" or "cap" do not;
+- approximate: character 3-gram TF-IDF over every term with cosine ranking,
+  as scispaCy's linker generates candidates, for misspellings and variants.
+
+The approximate part is built on first use and can be saved to and loaded
+from a directory, so a large vocabulary does not re-fit at every start.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from medkg.errors import StoreError
 from medkg.model import Concept
 
 _PUNCT = re.compile(r"[\s\-_/,]+")
@@ -24,20 +37,39 @@ def normalize_term(text: str) -> str:
     return " ".join(words)
 
 
+def is_acronym(term: str) -> bool:
+    """Short terms at least half in capitals: "CHF", "ECG", "AFib", "T2DM"."""
+    letters = [c for c in term if c.isalpha()]
+    upper = sum(c.isupper() for c in letters)
+    return len(term) <= 6 and upper >= 2 and 2 * upper >= len(letters)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    concept: Concept
+    score: float
+    method: str  # "exact", "abbreviation" or "approximate"
+    term: str  # the vocabulary term that matched
+
+
 class ConceptIndex:
-    """Exact and synonym lookup over a set of concepts (obsolete ones excluded)."""
+    """Lookup over a set of concepts (obsolete ones excluded)."""
 
     def __init__(self, concepts: Iterable[Concept]) -> None:
         self._concepts: dict[str, Concept] = {}
         self._by_term: dict[str, list[str]] = {}
+        self._acronyms: dict[str, list[str]] = {}
         for concept in concepts:
             if concept.obsolete:
                 continue
             self._concepts[concept.id] = concept
             for term in concept.terms():
-                ids = self._by_term.setdefault(normalize_term(term), [])
+                table, key = ((self._acronyms, term.strip()) if is_acronym(term.strip())
+                              else (self._by_term, normalize_term(term)))
+                ids = table.setdefault(key, [])
                 if concept.id not in ids:
                     ids.append(concept.id)
+        self._approx: _NgramIndex | None = None
 
     def __len__(self) -> int:
         return len(self._concepts)
@@ -48,10 +80,6 @@ class ConceptIndex:
     def get(self, concept_id: str) -> Concept | None:
         return self._concepts.get(concept_id)
 
-    def lookup(self, text: str) -> list[Concept]:
-        """Concepts whose name or synonym normalises to the same form as ``text``."""
-        return [self._concepts[i] for i in self._by_term.get(normalize_term(text), [])]
-
     def concepts(self) -> list[Concept]:
         return list(self._concepts.values())
 
@@ -60,3 +88,106 @@ class ConceptIndex:
         for concept in self._concepts.values():
             for term in concept.terms():
                 yield term, concept
+
+    def lookup(self, text: str) -> list[Concept]:
+        """Concepts whose name or synonym is ``text`` (normalised; acronyms by case)."""
+        ids = self._acronyms.get(text.strip(), []) if is_acronym(text.strip()) else []
+        ids = ids + [i for i in self._by_term.get(normalize_term(text), []) if i not in ids]
+        return [self._concepts[i] for i in ids]
+
+    def search(self, text: str, k: int = 5) -> list[Candidate]:
+        """Ranked candidates: exact and abbreviation matches first, then approximate."""
+        out: dict[str, Candidate] = {}
+        stripped = text.strip()
+        if is_acronym(stripped):
+            for cid in self._acronyms.get(stripped, []):
+                out[cid] = Candidate(self._concepts[cid], 1.0, "abbreviation", stripped)
+        for cid in self._by_term.get(normalize_term(text), []):
+            out.setdefault(cid, Candidate(self._concepts[cid], 1.0, "exact", text))
+        if len(out) < k and self._concepts:
+            for term, cid, score in self.approximate().query(text, k * 3):
+                if cid not in out:
+                    out[cid] = Candidate(self._concepts[cid], score, "approximate", term)
+                if len(out) >= k:
+                    break
+        return sorted(out.values(), key=lambda c: -c.score)[:k]
+
+    def approximate(self) -> _NgramIndex:
+        if self._approx is None:
+            pairs = [(normalize_term(t), c.id) for t, c in self.terms()]
+            self._approx = _NgramIndex.fit(sorted(set(pairs)))
+        return self._approx
+
+    def save(self, directory: Path) -> None:
+        self.approximate().save(directory)
+
+    def load_approximate(self, directory: Path) -> bool:
+        """Use a saved n-gram index if it matches these concepts; False if absent/stale."""
+        index = _NgramIndex.load(directory)
+        if index is None or not set(index.concept_ids) <= set(self._concepts):
+            return False
+        self._approx = index
+        return True
+
+
+class _NgramIndex:
+    """Character 3-gram TF-IDF vectors of terms, L2-normalised, in a sparse matrix."""
+
+    def __init__(self, terms: list[str], concept_ids: list[str], vectorizer: Any,
+                 matrix: Any) -> None:
+        self.terms = terms
+        self.concept_ids = concept_ids
+        self._vectorizer = vectorizer
+        self._matrix = matrix
+
+    @staticmethod
+    def _new_vectorizer() -> Any:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=1,
+                               dtype=np.float32, sublinear_tf=True)
+
+    @classmethod
+    def fit(cls, pairs: list[tuple[str, str]]) -> _NgramIndex:
+        terms = [t for t, _ in pairs]
+        vectorizer = cls._new_vectorizer()
+        matrix = vectorizer.fit_transform(terms).tocsr()
+        return cls(terms, [c for _, c in pairs], vectorizer, matrix)
+
+    def query(self, text: str, k: int) -> list[tuple[str, str, float]]:
+        vector = self._vectorizer.transform([normalize_term(text)])
+        scores = (self._matrix @ vector.T).toarray().ravel()
+        if not scores.size:
+            return []
+        top = np.argpartition(-scores, min(k, scores.size - 1))[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(self.terms[i], self.concept_ids[i], float(scores[i]))
+                for i in top if scores[i] > 0]
+
+    def save(self, directory: Path) -> None:
+        from scipy import sparse
+
+        directory.mkdir(parents=True, exist_ok=True)
+        sparse.save_npz(directory / "matrix.npz", self._matrix)
+        np.save(directory / "idf.npy", self._vectorizer.idf_)
+        meta = {"terms": self.terms, "concept_ids": self.concept_ids,
+                "vocabulary": {k: int(v) for k, v in self._vectorizer.vocabulary_.items()}}
+        (directory / "terms.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path) -> _NgramIndex | None:
+        from scipy import sparse
+
+        if not (directory / "terms.json").exists():
+            return None
+        try:
+            meta = json.loads((directory / "terms.json").read_text(encoding="utf-8"))
+            matrix = sparse.load_npz(directory / "matrix.npz").tocsr()
+            idf = np.load(directory / "idf.npy")
+        except (OSError, ValueError, KeyError) as exc:
+            raise StoreError(f"{directory}: the concept index is unreadable ({exc})",
+                             hint="delete the directory; it is rebuilt on next use") from exc
+        vectorizer = cls._new_vectorizer()
+        vectorizer.vocabulary_ = meta["vocabulary"]
+        vectorizer.idf_ = idf
+        return cls(meta["terms"], meta["concept_ids"], vectorizer, matrix)

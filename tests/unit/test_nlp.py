@@ -1,5 +1,5 @@
 from medkg.construction.extraction import assemble, extract
-from medkg.construction.nlp import is_acronym
+from medkg.ontology.index import is_acronym
 from medkg.model import Chunk, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex
 
