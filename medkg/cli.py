@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -39,6 +39,9 @@ WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", "-w", help="workspace directory", show_default=True)
 ]
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from medkg.workspace import Workspace
 
 
 def _fail(exc: MedKGError) -> None:
@@ -95,8 +98,7 @@ def ingest(
     with _run(lambda: Workspace.open(workspace)) as ws:
         if layer is Layer.VOCABULARY:
             for path in paths:
-                n = _run(lambda p=path: ws.load_vocabulary(p))  # type: ignore[misc]
-                console.print(f"loaded {n} concepts from {path}")
+                _load_vocabulary(ws, path)
             return
         with _progress() as progress:
             report = _run(lambda: ws.ingest(paths, layer, progress))
@@ -167,6 +169,96 @@ def export(
     console.print(f"wrote {output}")
 
 
+vocab = typer.Typer(help="The vocabulary layer: load, list, show and search concepts.",
+                    no_args_is_help=True)
+app.add_typer(vocab, name="vocab")
+
+
+def _load_vocabulary(ws: Workspace, path: Path) -> None:
+    with _progress() as progress:
+        load = _run(lambda: ws.load_vocabulary(path, progress))
+    console.print(f"loaded {len(load.concepts)} concepts from {path} ({load.source})")
+    for warning in load.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+@vocab.command("load")
+def vocab_load(
+    paths: Annotated[list[Path], typer.Argument(
+        help=".obo file, UMLS META directory (--rrf), MeSH list or .tsv/.csv table")],
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Load vocabularies into the vocabulary layer (E3)."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        for path in paths:
+            _load_vocabulary(ws, path)
+
+
+@vocab.command("list")
+def vocab_list(workspace: WorkspaceOpt = Path(".")) -> None:
+    """Concept counts by source and semantic group."""
+    from collections import Counter
+
+    from medkg.ontology.semantic import GROUPS
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        concepts = ws.store.concepts()
+    table = Table("source", "group", "concepts", "with definition")
+    counts = Counter((c.source, c.semantic_group or "-") for c in concepts)
+    defined = Counter((c.source, c.semantic_group or "-") for c in concepts if c.definition)
+    for (source, group), n in sorted(counts.items()):
+        table.add_row(source, f"{group} {GROUPS.get(group, '')}", str(n),
+                      str(defined[(source, group)]))
+    out.print(table)
+
+
+@vocab.command("show")
+def vocab_show(
+    concept_id: Annotated[str, typer.Argument(help="e.g. HP:0001250 or UMLS:C0011849")],
+    workspace: WorkspaceOpt = Path("."),
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """One concept with its names, definition, type, parents and cross-references."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        concept = _run(lambda: ws.store.concept(concept_id))
+    if as_json:
+        sys.stdout.write(concept.model_dump_json(indent=2) + "\n")
+        return
+    for key, value in concept.model_dump().items():
+        if value not in (None, [], False):
+            out.print(f"[bold]{key}[/]: {', '.join(value) if isinstance(value, list) else value}",
+                      highlight=False)
+
+
+@vocab.command("search")
+def vocab_search(
+    text: Annotated[str, typer.Argument(help="a name, synonym, abbreviation or misspelling")],
+    k: Annotated[int, typer.Option("-k", help="how many candidates")] = 5,
+    workspace: WorkspaceOpt = Path("."),
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Ranked concept candidates for a piece of text."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        candidates = ws.concept_index().search(text, k)
+    if as_json:
+        rows = [{"id": c.concept.id, "name": c.concept.name, "score": round(c.score, 4),
+                 "method": c.method, "term": c.term} for c in candidates]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table("score", "id", "name", "group", "matched", "how")
+    for c in candidates:
+        table.add_row(f"{c.score:.3f}", c.concept.id, c.concept.name,
+                      c.concept.semantic_group or "-", c.term, c.method)
+    out.print(table)
+
+
 def _examples_dir(given: Path | None) -> Path:
     candidates = [given] if given else [Path("examples"), Path(__file__).parents[1] / "examples"]
     for candidate in candidates:
@@ -191,8 +283,7 @@ def demo(
     source = _run(lambda: _examples_dir(examples))
     with _run(lambda: Workspace.create(directory, exist_ok=True)) as ws:
         for obo in sorted((source / "vocabulary").glob("*.obo")):
-            n = _run(lambda p=obo: ws.load_vocabulary(p))  # type: ignore[misc]
-            console.print(f"vocabulary: {n} concepts from {obo.name}")
+            _load_vocabulary(ws, obo)
         with _progress() as progress:
             for layer in (Layer.LITERATURE, Layer.USER):
                 r = _run(lambda lay=layer: ws.ingest([source / lay.value], lay, progress))  # type: ignore[misc]

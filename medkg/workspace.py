@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from medkg.config import Settings
-from medkg.errors import DocumentError, MedKGError, VocabularyError, WorkspaceError
+from medkg.errors import DocumentError, MedKGError, WorkspaceError
 from medkg.model import Document, Layer
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.index import ConceptIndex
+    from medkg.ontology.loaders import VocabularyLoad
     from medkg.retrieval.answer import Answer
     from medkg.store.base import GraphStore
 
@@ -39,6 +40,7 @@ CONFIG_FILE = "medkg.toml"
 STAGE_INGESTED = "ingested"
 STAGE_EXTRACTED = "extracted"
 INDEX_SAVE_EVERY = 25
+EMBED_BATCH = 512
 
 Progress = Callable[[str, int, int], None]
 
@@ -166,10 +168,21 @@ class Workspace:
             )
         return self._indexes[kind]
 
-    def concept_index(self) -> ConceptIndex:
+    def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
+        """All live concepts and their lookup index, saved beside the store.
+
+        The saved copy is derived from the vocabulary graph and rewritten by every
+        vocabulary load, the only writer of concepts; delete it to force a rebuild.
+        """
         from medkg.ontology.index import ConceptIndex
 
-        return ConceptIndex(self.store.concepts())
+        saved = self.root / "vectors" / "concept-terms"
+        if not rebuild and (cached := ConceptIndex.load(saved)) is not None:
+            return cached
+        index = ConceptIndex(self.store.concepts())
+        if len(index):
+            index.save(saved)
+        return index
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:
         from medkg.construction.nlp import build_pipeline
@@ -185,23 +198,43 @@ class Workspace:
 
     # -- vocabulary -----------------------------------------------------------------
 
-    def load_vocabulary(self, path: Path) -> int:
-        """Load an OBO file into the vocabulary layer; returns the number of concepts."""
-        from medkg.linking.linker import concept_content
-        from medkg.ontology.obo import read_obo
+    def load_vocabulary(
+        self, path: Path, progress: Progress = _no_progress
+    ) -> VocabularyLoad:
+        """Load a vocabulary (OBO file, UMLS META directory, MeSH list or TSV/CSV table).
 
-        if path.suffix.lower() != ".obo":
-            raise VocabularyError(path, None, "only OBO vocabularies are supported here",
-                                  hint="give a .obo file")
-        _header, concepts = read_obo(path)  # parses fully before anything is stored
-        source = concepts[0].source
-        count = self.store.add_concepts(concepts, source)
-        live = [c for c in concepts if not c.obsolete]
+        The file is parsed completely before anything is stored, so a malformed
+        file leaves the workspace as it was.
+        """
+        from medkg.ontology.loaders import load_file
+
+        progress("parse", 0, 1)
+        load = load_file(path)
+        progress("parse", 1, 1)
+        self.store.add_concepts(load.concepts, load.source)
+        self.concept_index(rebuild=True)
+        # Concept vectors are made when linking needs them (see _embed_concepts).
+        self.index("concepts").delete([c.id for c in load.concepts])
+        return load
+
+    def _embed_concepts(
+        self, concept_ids: Iterable[str], concepts: ConceptIndex, progress: Progress
+    ) -> VectorIndex:
+        """Make sure these concepts have vectors (content: name; group; definition)."""
+        from medkg.linking.linker import concept_content
+
         index = self.index("concepts")
-        index.upsert([c.id for c in live],
-                     self.embedder.embed([concept_content(c) for c in live]))
-        index.save()
-        return count
+        todo = [c for cid in dict.fromkeys(concept_ids)
+                if cid not in index and (c := concepts.get(cid)) is not None]
+        for start in range(0, len(todo), EMBED_BATCH):
+            progress("concepts", start, len(todo))
+            batch = todo[start : start + EMBED_BATCH]
+            index.upsert([c.id for c in batch],
+                         self.embedder.embed([concept_content(c) for c in batch]))
+        if todo:
+            progress("concepts", len(todo), len(todo))
+            index.save()
+        return index
 
     # -- ingest ---------------------------------------------------------------------
 
@@ -302,9 +335,15 @@ class Workspace:
         index.save()
         cfg = self.settings.linking
         by_id = {c.id: c for c in concepts.concepts()}
+        entities = [*user, *literature]
+        # Normalised entities need only their own concepts' vectors; entities without
+        # a concept are matched against every concept, which then all need vectors.
+        wanted = (by_id if any(not e.concept_ids for e in entities)
+                  else [cid for e in entities for cid in e.concept_ids])
+        concept_vectors = self._embed_concepts(wanted, concepts, progress)
         links = link_references(user, user_vectors, literature, index, cfg)
-        links += link_definitions(user, user_vectors, by_id, self.index("concepts"), cfg)
-        links += link_definitions(literature, lit_vectors, by_id, self.index("concepts"), cfg)
+        links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg)
+        links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg)
         self.store.add_links(links)
         progress("link", 1, 1)
         return len(links)

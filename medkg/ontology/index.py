@@ -119,12 +119,26 @@ class ConceptIndex:
         return self._approx
 
     def save(self, directory: Path) -> None:
+        """Save the concepts and the n-gram index: ``load`` then skips the graph store."""
         self.approximate().save(directory)
+        with (directory / "concepts.jsonl").open("w", encoding="utf-8") as f:
+            for concept in self._concepts.values():
+                f.write(concept.model_dump_json(exclude_defaults=True) + "\n")
+
+    @classmethod
+    def load(cls, directory: Path) -> ConceptIndex | None:
+        """A saved index, or None when there is none (or it is incomplete)."""
+        path = directory / "concepts.jsonl"
+        if not path.exists():
+            return None
+        with path.open(encoding="utf-8") as f:
+            index = cls(Concept.model_validate_json(line) for line in f)
+        return index if index.load_approximate(directory) else None
 
     def load_approximate(self, directory: Path) -> bool:
         """Use a saved n-gram index if it matches these concepts; False if absent/stale."""
         index = _NgramIndex.load(directory)
-        if index is None or not set(index.concept_ids) <= set(self._concepts):
+        if index is None or set(index.concept_ids) != set(self._concepts):
             return False
         self._approx = index
         return True
