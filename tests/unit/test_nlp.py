@@ -1,7 +1,6 @@
 from medkg.construction.extraction import assemble, extract
-from medkg.ontology.index import is_acronym
 from medkg.model import Chunk, Document, Layer, Predicate
-from medkg.ontology.index import ConceptIndex
+from medkg.ontology.index import ConceptIndex, is_acronym
 
 
 def ents(nlp: object, text: str) -> list[tuple[str, str]]:
