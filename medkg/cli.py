@@ -174,25 +174,32 @@ vocab = typer.Typer(help="The vocabulary layer: load, list, show and search conc
 app.add_typer(vocab, name="vocab")
 
 
-def _load_vocabulary(ws: Workspace, path: Path) -> None:
+def _load_vocabulary(ws: Workspace, path: Path | None) -> None:
     with _progress() as progress:
         load = _run(lambda: ws.load_vocabulary(path, progress))
-    console.print(f"loaded {len(load.concepts)} concepts from {path} ({load.source})")
+    where = path or "the installed packages (HPO, MeSH labels, drug names)"
+    console.print(f"loaded {len(load.concepts)} concepts from {where} ({load.source})")
     for warning in load.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
 
 
 @vocab.command("load")
 def vocab_load(
-    paths: Annotated[list[Path], typer.Argument(
-        help=".obo file, UMLS META directory (--rrf), MeSH list or .tsv/.csv table")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help=".obo file, UMLS META directory, MeSH list or .tsv/.csv table")] = None,
+    default: Annotated[bool, typer.Option(
+        "--default", help="the vocabulary installed packages ship: HPO, MeSH, drugs")] = False,
     workspace: WorkspaceOpt = Path("."),
 ) -> None:
     """Load vocabularies into the vocabulary layer (E3)."""
     from medkg.workspace import Workspace
 
+    if not paths and not default:
+        _fail(MedKGError("nothing to load", hint="give files or directories, or --default"))
     with _run(lambda: Workspace.open(workspace)) as ws:
-        for path in paths:
+        if default:
+            _load_vocabulary(ws, None)
+        for path in paths or []:
             _load_vocabulary(ws, path)
 
 

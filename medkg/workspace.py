@@ -199,17 +199,19 @@ class Workspace:
     # -- vocabulary -----------------------------------------------------------------
 
     def load_vocabulary(
-        self, path: Path, progress: Progress = _no_progress
+        self, path: Path | None, progress: Progress = _no_progress
     ) -> VocabularyLoad:
-        """Load a vocabulary (OBO file, UMLS META directory, MeSH list or TSV/CSV table).
+        """Load a vocabulary: an OBO file, a UMLS META directory, a MeSH list or a
+        TSV/CSV table; ``None`` loads the default vocabulary that installed
+        packages ship (HPO, MeSH labels, drug names).
 
-        The file is parsed completely before anything is stored, so a malformed
+        The input is parsed completely before anything is stored, so a malformed
         file leaves the workspace as it was.
         """
-        from medkg.ontology.loaders import load_file
+        from medkg.ontology.loaders import load_default, load_file
 
         progress("parse", 0, 1)
-        load = load_file(path)
+        load = load_default() if path is None else load_file(path)
         progress("parse", 1, 1)
         self.store.add_concepts(load.concepts, load.source)
         self.concept_index(rebuild=True)

@@ -68,6 +68,18 @@ def load_file(path: Path, *, rrf_filter: RRFFilter = RRFFilter()) -> VocabularyL
     else:
         raise VocabularyError(path, None, f"unknown vocabulary format {path.suffix!r}",
                               hint="give an .obo file, a UMLS META directory, or a .tsv/.csv table")
+    return finish(concepts, concepts[0].source)
+
+
+def finish(concepts: list[Concept], source: str) -> VocabularyLoad:
+    """Fill in semantic groups and check the hierarchy of freshly read concepts."""
     concepts = assign_groups(concepts)
     warnings = [f"is_a cycle: {' -> '.join(c)}" for c in find_cycles(concepts)]
-    return VocabularyLoad(concepts, concepts[0].source, warnings)
+    return VocabularyLoad(concepts, source, warnings)
+
+
+def load_default() -> VocabularyLoad:
+    """The default vocabulary from installed packages (see medkg.ontology.packaged)."""
+    from medkg.ontology.packaged import default_vocabulary
+
+    return finish(default_vocabulary(), "medkg-default")

@@ -1,0 +1,1 @@
+"""Dataset readers and metrics for measuring medkg on real benchmarks."""
