@@ -7,11 +7,11 @@ own terms, named in each concept's source):
 - ``drug-named-entity-recognition``: drug names, brand names and synonyms with
   DrugBank ids.
 
-A drug whose name is a MeSH descriptor's label joins that descriptor (its
-names become synonyms, its DrugBank id a cross-reference); the others stay
-DrugBank concepts. The drug list's own ``mesh_id`` field is not used: it
-often names the drug's pharmacological class (metformin -> "Hypoglycemic
-Agents"), which would merge a drug into its class.
+Concepts naming the same thing are merged (see medkg.ontology.merge): a drug
+or an HPO term whose name is a MeSH descriptor's label joins that descriptor.
+The drug list's own ``mesh_id`` field is not used: it often names the drug's
+pharmacological class (metformin -> "Hypoglycemic Agents"), which would merge
+a drug into its class.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ import importlib.metadata
 import importlib.util
 import pickle
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from medkg.errors import VocabularyError
 from medkg.model import Concept
-from medkg.ontology.index import normalize_term
+from medkg.ontology.merge import merge_equivalents
 from medkg.ontology.obo import read_obo
 from medkg.ontology.tabular import read_mesh_list
 
@@ -83,45 +82,6 @@ def drugs() -> list[Concept]:
     return concepts
 
 
-def merge(concepts: Iterable[Concept]) -> list[Concept]:
-    """Concepts with the same id become one; the first name stays preferred."""
-    merged: dict[str, Concept] = {}
-    for concept in concepts:
-        known = merged.get(concept.id)
-        if known is None:
-            merged[concept.id] = concept
-            continue
-        names = [concept.name, *concept.synonyms]
-        synonyms = [*known.synonyms, *(n for n in names if n.lower() != known.name.lower())]
-        sources = known.source if concept.source in known.source else (
-            f"{known.source} + {concept.source}")
-        merged[concept.id] = known.model_copy(update={
-            "synonyms": list(dict.fromkeys(synonyms)),
-            "definition": known.definition or concept.definition,
-            "semantic_type": known.semantic_type or concept.semantic_type,
-            "semantic_group": known.semantic_group or concept.semantic_group,
-            "parents": list(dict.fromkeys([*known.parents, *concept.parents])),
-            "xrefs": list(dict.fromkeys([*known.xrefs, *concept.xrefs])),
-            "source": sources,
-        })
-    return list(merged.values())
-
-
-def attach_by_name(targets: list[Concept], others: list[Concept]) -> list[Concept]:
-    """Each of ``others`` whose name equals a target's name joins that target."""
-    by_name = {normalize_term(t.name): t.id for t in targets}
-    renamed = []
-    for concept in others:
-        target = by_name.get(normalize_term(concept.name))
-        if target is None:
-            renamed.append(concept)
-        else:
-            renamed.append(concept.model_copy(update={
-                "id": target, "xrefs": [*concept.xrefs, concept.id]}))
-    return renamed
-
-
 def default_vocabulary() -> list[Concept]:
     """HPO, MeSH labels and the drug list, merged where they name the same thing."""
-    mesh_concepts = mesh()
-    return merge([*hpo(), *mesh_concepts, *attach_by_name(mesh_concepts, drugs())])
+    return merge_equivalents([*mesh(), *hpo(), *drugs()])
