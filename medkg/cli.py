@@ -266,6 +266,28 @@ def vocab_search(
     out.print(table)
 
 
+@vocab.command("diff")
+def vocab_diff(
+    old: Annotated[Path, typer.Argument(help="the older release (any vocabulary format)")],
+    new: Annotated[Path, typer.Argument(help="the newer release")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Added, removed, renamed and obsoleted concepts between two releases."""
+    from medkg.ontology.diff import diff
+    from medkg.ontology.loaders import load_file
+
+    result = diff(_run(lambda: load_file(old)).concepts, _run(lambda: load_file(new)).concepts)
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        return
+    out.print(result.summary(), highlight=False)
+    for r in result.renamed[:20]:
+        out.print(f"  renamed   {r.id}: {r.old!r} -> {r.new!r}", highlight=False)
+    for o in result.obsoleted[:20]:
+        out.print(f"  obsoleted {o.id} {o.name!r} -> {o.replaced_by or 'no replacement'}",
+                  highlight=False)
+
+
 def _examples_dir(given: Path | None) -> Path:
     candidates = [given] if given else [Path("examples"), Path(__file__).parents[1] / "examples"]
     for candidate in candidates:

@@ -59,8 +59,11 @@ class ConceptIndex:
         self._concepts: dict[str, Concept] = {}
         self._by_term: dict[str, list[str]] = {}
         self._acronyms: dict[str, list[str]] = {}
+        self._replaced_by: dict[str, str] = {}
         for concept in concepts:
             if concept.obsolete:
+                if concept.replaced_by:
+                    self._replaced_by[concept.id] = concept.replaced_by
                 continue
             self._concepts[concept.id] = concept
             for term in concept.terms():
@@ -78,6 +81,16 @@ class ConceptIndex:
         return concept_id in self._concepts
 
     def get(self, concept_id: str) -> Concept | None:
+        return self._concepts.get(concept_id)
+
+    def resolve(self, concept_id: str) -> Concept | None:
+        """The live concept for an id, following ``replaced_by`` from obsolete ids."""
+        seen: set[str] = set()
+        while concept_id not in self._concepts and concept_id in self._replaced_by:
+            if concept_id in seen:
+                return None  # a replacement cycle: no live concept
+            seen.add(concept_id)
+            concept_id = self._replaced_by[concept_id]
         return self._concepts.get(concept_id)
 
     def concepts(self) -> list[Concept]:
