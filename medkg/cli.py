@@ -288,6 +288,36 @@ def vocab_diff(
                   highlight=False)
 
 
+@vocab.command("export")
+def vocab_export(
+    output: Annotated[Path, typer.Argument(help="file to write")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="skos (Turtle) or owl (RDF/XML)")]
+    = "skos",
+    check: Annotated[bool, typer.Option(
+        "--check", help="with owl: run the HermiT reasoner (needs Java) on the result")] = False,
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Export the vocabulary layer as SKOS or OWL."""
+    from medkg.ontology.export import check_owl, to_skos, write_owl
+    from medkg.store.vocab import IRIs
+    from medkg.workspace import Workspace
+
+    if fmt not in {"skos", "owl"}:
+        _fail(MedKGError(f"unknown vocabulary export format {fmt!r}", hint="use skos or owl"))
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        concepts = ws.store.concepts()
+        iris = IRIs(ws.settings.store.base_iri)  # the store mints concept IRIs the same way
+    base = iris.base.rstrip("/")
+    if fmt == "skos":
+        to_skos(concepts, iris, f"{base}/vocabulary").serialize(output, format="turtle")
+    else:
+        write_owl(concepts, iris, f"{base}/vocabulary.owl", output)
+        if check:
+            _run(lambda: check_owl(output))
+            console.print("HermiT: consistent, no unsatisfiable classes")
+    console.print(f"wrote {len(concepts)} concepts to {output}")
+
+
 def _examples_dir(given: Path | None) -> Path:
     candidates = [given] if given else [Path("examples"), Path(__file__).parents[1] / "examples"]
     for candidate in candidates:
