@@ -14,59 +14,56 @@ reads the annotations at run time.)
 from typing import Any
 
 from spacy.language import Language
-from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
 from medkg.model import Qualifiers
-from medkg.ontology.index import ConceptIndex, is_acronym
+from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
+# Words that large vocabularies list as concepts (MeSH "Patients", "Time") but that
+# name nothing specific on their own in a clinical text.
+COMMON_WORDS = frozenset({
+    "patient", "patients", "time", "role", "methods", "method", "humans", "human", "male",
+    "female", "adult", "adults", "child", "children", "age", "aged", "study", "studies",
+    "risk", "dose", "doses", "level", "levels", "treatment", "therapy", "disease", "diseases",
+    "report", "case", "cases", "day", "days", "week", "weeks", "year", "years", "control",
+    "group", "groups", "result", "results", "use", "effect", "effects", "history",
+    "syndrome", "association", "rate", "rates", "test", "tests", "plan", "review",
+    "risk factor", "risk factors", "side effect", "side effects", "adverse effect",
+    "adverse effects", "first-line", "blood tests",
+})
 
 
 class VocabularyMatcher:
-    """Marks vocabulary terms in a Doc as entities (longest match wins)."""
+    """Marks vocabulary terms in a Doc as entities (longest match wins).
+
+    The lookup is :meth:`ConceptIndex.find_in`, dictionary probes over token
+    n-grams, so the component is ready at once even for 60,000 concepts; the
+    concept's semantic group is the entity label and its id the ``kb_id``.
+    Common words and phrases ("patients", "risk factor") are not matched.
+    """
 
     def __init__(self, nlp: Language, name: str, min_term_chars: int) -> None:
-        self._nlp = nlp
         self.name = name
         self.min_term_chars = min_term_chars
-        self._matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
-        # Acronyms ("CAP", "ECG") match case-sensitively: "cap" is not pneumonia.
-        self._acronyms = PhraseMatcher(nlp.vocab, attr="ORTH")
+        self._stop_words = frozenset(nlp.Defaults.stop_words) | COMMON_WORDS
         self._index: ConceptIndex | None = None
 
     def add_concepts(self, index: ConceptIndex) -> None:
         self._index = index
-        seen: set[str] = set()
-        patterns: dict[str, list[Doc]] = {}
-        acronyms: dict[str, list[Doc]] = {}
-        for term, concept in index.terms():
-            if len(term) < self.min_term_chars:
-                continue
-            if is_acronym(term):
-                acronyms.setdefault(concept.id, []).append(self._nlp.make_doc(term))
-                continue
-            for variant in (term, f"{term}s"):
-                key = f"{concept.id}\x1f{variant.lower()}"
-                if key not in seen:
-                    seen.add(key)
-                    patterns.setdefault(concept.id, []).append(self._nlp.make_doc(variant))
-        for concept_id, docs in patterns.items():
-            self._matcher.add(concept_id, docs)
-        for concept_id, docs in acronyms.items():
-            self._acronyms.add(concept_id, docs)
 
     def __call__(self, doc: Doc) -> Doc:
         if self._index is None:
             raise RuntimeError("medkg_vocab_matcher has no vocabulary: call add_concepts first")
         spans = []
-        for match_id, start, end in [*self._matcher(doc), *self._acronyms(doc)]:
-            concept_id = self._nlp.vocab.strings[match_id]
-            concept = self._index.get(concept_id)
-            group = (concept.semantic_group if concept else None) or UNKNOWN_GROUP
-            spans.append(Span(doc, start, end, label=group, kb_id=concept_id))
+        for m in self._index.find_in(doc.text, self.min_term_chars, self._stop_words):
+            span = doc.char_span(m.start, m.end, alignment_mode="expand",
+                                 label=m.concept.semantic_group or UNKNOWN_GROUP,
+                                 kb_id=m.concept.id)
+            if span is not None:
+                spans.append(span)
         doc.ents = filter_spans(spans)
         return doc
 

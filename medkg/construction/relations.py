@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from medkg.model import Predicate
 
 ANY = frozenset({"*"})
+UNTYPED = frozenset({"CONC", ""})
 CHEM = frozenset({"CHEM"})
 TREATMENT = frozenset({"CHEM", "PROC", "DEVI"})
 DISORDER = frozenset({"DISO", "PHEN"})
@@ -128,6 +129,8 @@ def match_pairs(text: str, mentions: list[tuple[int, int, str]]) -> list[PairMat
         for pattern in PATTERNS:
             if not (_fits(pattern.first, a[2]) and _fits(pattern.second, b[2])):
                 continue
+            if pattern.predicate is Predicate.IS_A and (a[2] != b[2] or a[2] in UNTYPED):
+                continue  # "X is a Y" types only within one known group
             if not pattern.trigger.match(gap):
                 continue
             # The relation carries over a list that follows the second mention.

@@ -44,6 +44,19 @@ def is_acronym(term: str) -> bool:
     return len(term) <= 6 and upper >= 2 and 2 * upper >= len(letters)
 
 
+_TOKEN = re.compile(r"\w+(?:['\u2019-]\w+)*|[^\w\s]")
+MAX_TERM_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class Match:
+    """A vocabulary term found in a text: ``text[start:end]`` names ``concept``."""
+
+    start: int
+    end: int
+    concept: Concept
+
+
 @dataclass(frozen=True)
 class Candidate:
     concept: Concept
@@ -101,6 +114,35 @@ class ConceptIndex:
         for concept in self._concepts.values():
             for term in concept.terms():
                 yield term, concept
+
+    def find_in(self, text: str, min_chars: int = 3, stop_words: frozenset[str] = frozenset()
+                ) -> list[Match]:
+        """Vocabulary terms in running text, longest match first, left to right.
+
+        Dictionary lookups over token n-grams: no per-term set-up, so it starts
+        instantly on a vocabulary of any size. Acronyms match only in capitals.
+        """
+        tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        out: list[Match] = []
+        i = 0
+        while i < len(tokens):
+            found: Match | None = None
+            for n in range(min(MAX_TERM_TOKENS, len(tokens) - i), 0, -1):
+                start, end = tokens[i][0], tokens[i + n - 1][1]
+                surface = text[start:end]
+                if len(surface) < min_chars or surface.lower() in stop_words:
+                    continue
+                ids = (self._acronyms.get(surface) if is_acronym(surface)
+                       else self._by_term.get(normalize_term(surface)))
+                if ids:
+                    found = Match(start, end, self._concepts[ids[0]])
+                    i += n
+                    break
+            if found is None:
+                i += 1
+            else:
+                out.append(found)
+        return out
 
     def lookup(self, text: str) -> list[Concept]:
         """Concepts whose name or synonym is ``text`` (normalised; acronyms by case)."""

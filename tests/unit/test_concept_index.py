@@ -41,3 +41,11 @@ def test_saved_index_loads_and_agrees(tmp_path: Path) -> None:
 def test_stale_saved_index_is_not_used(tmp_path: Path) -> None:
     ConceptIndex(CONCEPTS).save(tmp_path / "idx")
     assert not ConceptIndex(CONCEPTS[:2]).load_approximate(tmp_path / "idx")
+
+
+def test_find_in_running_text() -> None:
+    index = ConceptIndex(CONCEPTS)
+    text = "Known CHF and high blood pressures; no cap needed. Hypotension."
+    found = [(text[m.start:m.end], m.concept.id) for m in index.find_in(text)]
+    assert found == [("CHF", "X:1"), ("high blood pressures", "X:2"), ("Hypotension", "X:3")]
+    assert index.find_in("hypotension", stop_words=frozenset({"hypotension"})) == []

@@ -68,3 +68,9 @@ def test_long_gaps_are_not_bridged() -> None:
     filler = "which many people take every day for years, " * 3
     sentence = f"Metformin, {filler}treats diabetes."
     assert run(sentence, ("Metformin", "CHEM"), ("diabetes", "DISO")) == []
+
+
+def test_is_a_needs_one_known_group() -> None:
+    assert run("Hypertension is a risk.", ("Hypertension", "DISO"), ("risk", "CONC")) == []
+    assert run("Asthma is a lung disease.", ("Asthma", "DISO"), ("lung disease", "DISO")) == [
+        ("Asthma", Predicate.IS_A, "lung disease")]
