@@ -86,6 +86,7 @@ class ConceptIndex:
                 if concept.id not in ids:
                     ids.append(concept.id)
         self._approx: _NgramIndex | None = None
+        self._saved_approx: Path | None = None
 
     def __len__(self) -> int:
         return len(self._concepts)
@@ -168,6 +169,8 @@ class ConceptIndex:
         return sorted(out.values(), key=lambda c: -c.score)[:k]
 
     def approximate(self) -> _NgramIndex:
+        if self._approx is None and self._saved_approx is not None:
+            self.load_approximate(self._saved_approx)
         if self._approx is None:
             pairs = [(normalize_term(t), c.id) for t, c in self.terms()]
             self._approx = _NgramIndex.fit(sorted(set(pairs)))
@@ -186,9 +189,12 @@ class ConceptIndex:
         path = directory / "concepts.jsonl"
         if not path.exists():
             return None
+        if not (directory / "terms.json").exists():
+            return None
         with path.open(encoding="utf-8") as f:
             index = cls(Concept.model_validate_json(line) for line in f)
-        return index if index.load_approximate(directory) else None
+        index._saved_approx = directory  # read on first approximate search
+        return index
 
     def load_approximate(self, directory: Path) -> bool:
         """Use a saved n-gram index if it matches these concepts; False if absent/stale."""
