@@ -15,6 +15,7 @@ from pathlib import Path
 from medkg.errors import VocabularyError
 from medkg.model import Concept
 from medkg.ontology.obo import read_obo
+from medkg.ontology.owl import read_owl
 from medkg.ontology.rrf import RRFFilter, read_rrf
 from medkg.ontology.semantic import assign_groups
 from medkg.ontology.tabular import is_mesh_list, read_mesh_list, read_table
@@ -63,11 +64,14 @@ def load_file(path: Path, *, rrf_filter: RRFFilter = RRFFilter()) -> VocabularyL
         raise VocabularyError(path, None, "no such file or directory")
     elif path.suffix.lower() == ".obo":
         concepts = read_obo(path)[1]
+    elif path.suffix.lower() in {".owl", ".rdf", ".owx"}:
+        concepts = read_owl(path)
     elif path.suffix.lower() in {".csv", ".tsv", ".tab"}:
         concepts = read_mesh_list(path) if is_mesh_list(path) else read_table(path)
     else:
-        raise VocabularyError(path, None, f"unknown vocabulary format {path.suffix!r}",
-                              hint="give an .obo file, a UMLS META directory, or a .tsv/.csv table")
+        raise VocabularyError(
+            path, None, f"unknown vocabulary format {path.suffix!r}",
+            hint="give an .obo or .owl file, a UMLS META directory, or a .tsv/.csv table")
     return finish(concepts, concepts[0].source)
 
 

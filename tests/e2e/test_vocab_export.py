@@ -69,3 +69,29 @@ def test_hermit_reports_unsatisfiable_classes(tmp_path: Path) -> None:
 """)
     with pytest.raises(MedKGError, match="unsatisfiable"):
         check_owl(out)
+
+
+def test_owl_round_trip(ws: Path, tmp_path: Path) -> None:
+    from medkg.ontology.loaders import load_file
+    from medkg.ontology.obo import read_obo
+
+    out = tmp_path / "v.owl"
+    assert runner.invoke(app, ["vocab", "export", str(out), "-f", "owl", "-w", str(ws)]
+                         ).exit_code == 0
+    back = {c.name: c for c in load_file(out).concepts}
+    original = {c.name: c for c in read_obo(SEED_OBO)[1]}
+    assert set(back) == set(original)
+    t2dm = back["type 2 diabetes mellitus"]
+    assert t2dm.definition == original["type 2 diabetes mellitus"].definition
+    assert set(t2dm.synonyms) == set(original["type 2 diabetes mellitus"].synonyms)
+    assert [back_parent for back_parent in t2dm.parents] == [back["diabetes mellitus"].id]
+
+
+def test_unreadable_owl_is_a_clear_error(tmp_path: Path) -> None:
+    from medkg.errors import VocabularyError
+    from medkg.ontology.loaders import load_file
+
+    bad = tmp_path / "bad.owl"
+    bad.write_text("<rdf:RDF this is not xml")
+    with pytest.raises(VocabularyError, match=r"bad\.owl"):
+        load_file(bad)
