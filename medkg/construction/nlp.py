@@ -11,12 +11,14 @@ reads the annotations at run time.)
 """
 
 
+import re
 from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
+from medkg.abbreviations import find_abbreviations
 from medkg.model import Qualifiers
 from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
@@ -57,11 +59,19 @@ class VocabularyMatcher:
     def __call__(self, doc: Doc) -> Doc:
         if self._index is None:
             raise RuntimeError("medkg_vocab_matcher has no vocabulary: call add_concepts first")
+        index = self._index
+        found = [(m.start, m.end, m.concept)
+                 for m in index.find_in(doc.text, self.min_term_chars, self._stop_words)]
+        # Abbreviations the text defines ("valproic acid (VPA)") name the long form's concept.
+        for short, long_form in find_abbreviations(doc.text).items():
+            concepts = index.lookup(long_form)
+            if concepts:
+                found += [(m.start(), m.end(), concepts[0])
+                          for m in re.finditer(rf"(?<!\w){re.escape(short)}(?!\w)", doc.text)]
         spans = []
-        for m in self._index.find_in(doc.text, self.min_term_chars, self._stop_words):
-            span = doc.char_span(m.start, m.end, alignment_mode="expand",
-                                 label=m.concept.semantic_group or UNKNOWN_GROUP,
-                                 kb_id=m.concept.id)
+        for start, end, concept in found:
+            span = doc.char_span(start, end, alignment_mode="expand",
+                                 label=concept.semantic_group or UNKNOWN_GROUP, kb_id=concept.id)
             if span is not None:
                 spans.append(span)
         doc.ents = filter_spans(spans)

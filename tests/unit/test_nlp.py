@@ -60,3 +60,8 @@ def test_negated_relation_carries_the_negation(nlp: object, seed_concepts: list)
     exs = list(extract([Chunk.create(doc, 0, 0, len(text))], nlp))  # type: ignore[arg-type]
     _, triples = assemble(Layer.USER, exs, ConceptIndex(seed_concepts), 200)
     assert all(t.qualifiers.negated for t in triples)
+
+
+def test_defined_abbreviations_take_the_long_forms_concept(nlp: object) -> None:
+    found = ents(nlp, "Known heart failure (HF). HF worsened.")
+    assert found == [("heart failure", "DISO"), ("HF", "DISO"), ("HF", "DISO")]

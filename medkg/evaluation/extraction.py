@@ -1,0 +1,144 @@
+"""Extraction quality against a PubTator gold standard (BC5CDR, BioRED, ...).
+
+The pipeline sees only each document's text. Scores:
+
+- entities: strict match of span and type, micro and per type;
+- normalisation: of the predicted mentions whose span matches a gold mention,
+  the share whose concept maps (by id or cross-reference) to a gold id;
+- relations: document-level concept pairs, as in the BC5CDR CID task: a
+  predicted triple counts when its (head, tail) concept ids, mapped to the
+  gold id space, form a gold pair in either order.
+
+Types are mapped by semantic group: CHEM -> the corpus's chemical type, DISO
+-> its disease type, GENE -> gene, LIVB -> organism (by name, so any PubTator
+file with such types works).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+from spacy.language import Language
+
+from medkg.construction.extraction import extract
+from medkg.evaluation.pubtator import PubTatorDocument, read_pubtator
+from medkg.model import Chunk, Concept, Document, Layer, Predicate
+from medkg.ontology.index import ConceptIndex
+
+GROUP_WORDS = {"CHEM": "chemical", "DISO": "disease", "GENE": "gene", "LIVB": "organism"}
+RELATION_PREDICATES = {
+    Predicate.CAUSES, Predicate.HAS_ADVERSE_EFFECT, Predicate.TREATS, Predicate.PREVENTS,
+    Predicate.ASSOCIATED_WITH, Predicate.INTERACTS_WITH, Predicate.CONTRAINDICATED_IN,
+}
+
+
+class PRF(BaseModel):
+    p: float
+    r: float
+    f1: float
+
+    @classmethod
+    def of(cls, tp: int, fp: int, fn: int) -> PRF:
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        return cls(p=round(p, 4), r=round(r, 4), f1=round(2 * p * r / (p + r), 4) if p + r else 0.0)
+
+
+class EntityScores(BaseModel):
+    micro: PRF
+    by_type: dict[str, PRF]
+
+
+class ExtractionReport(BaseModel):
+    documents: int
+    entities: EntityScores
+    normalization: dict[str, float | int]
+    relations: PRF
+    seconds: float
+
+
+def _type_map(gold_types: Iterable[str]) -> dict[str, str]:
+    """Semantic group -> the gold corpus's type name, matched by words."""
+    mapping = {}
+    for group, word in GROUP_WORDS.items():
+        for t in gold_types:
+            if word in t.lower():
+                mapping[group] = t
+                break
+    return mapping
+
+
+def _gold_ids(concept: Concept) -> set[str]:
+    """The ids a concept can be scored under: its own and its cross-references,
+    without prefix (PubTator ids are bare: D008687, 5243)."""
+    out = set()
+    for ref in (concept.id, *concept.xrefs):
+        prefix, _, local = ref.partition(":")
+        out.add(local if prefix.upper() in {"MESH", "MSH", "NCBIGENE", "NCBITAXON"} else ref)
+    return out
+
+
+def evaluate(gold: Path, index: ConceptIndex, nlp: Language) -> ExtractionReport:
+    docs = list(read_pubtator(gold))
+    types = _type_map({m.type for d in docs for m in d.mentions})
+    t0 = time.perf_counter()
+    counts: Counter[str] = Counter()
+    norm: Counter[str] = Counter()
+    rel: Counter[str] = Counter()
+    for doc in docs:
+        _score_document(doc, index, nlp, types, counts, norm, rel)
+    seconds = time.perf_counter() - t0
+    gold_types = sorted({m.type for d in docs for m in d.mentions})
+    by_type = {t: PRF.of(counts[f"tp:{t}"], counts[f"fp:{t}"], counts[f"fn:{t}"])
+               for t in gold_types}
+    micro = PRF.of(*(sum(counts[f"{k}:{t}"] for t in gold_types) for k in ("tp", "fp", "fn")))
+    return ExtractionReport(
+        documents=len(docs),
+        entities=EntityScores(micro=micro, by_type=by_type),
+        normalization={"accuracy": round(norm["right"] / norm["n"], 4) if norm["n"] else 0.0,
+                       "scored_mentions": norm["n"]},
+        relations=PRF.of(rel["tp"], rel["fp"], rel["fn"]),
+        seconds=round(seconds, 2),
+    )
+
+
+def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
+                    types: dict[str, str], counts: Counter[str], norm: Counter[str],
+                    rel: Counter[str]) -> None:
+    text = doc.text
+    document = Document.create(layer=Layer.LITERATURE, title=doc.title, source=doc.pmid,
+                               media_type="text/plain", text=text)
+    [result] = list(extract([Chunk.create(document, 0, 0, len(text))], nlp))
+    predicted = {(m.start, m.end, types.get(m.group, m.group)): m for m in result.mentions}
+    gold = {(m.start, m.end, m.type): m for m in doc.mentions}
+    for t in {k[2] for k in predicted} | {k[2] for k in gold}:
+        pk = {k for k in predicted if k[2] == t}
+        gk = {k for k in gold if k[2] == t}
+        counts[f"tp:{t}"] += len(pk & gk)
+        counts[f"fp:{t}"] += len(pk - gk)
+        counts[f"fn:{t}"] += len(gk - pk)
+    gold_spans = {(m.start, m.end): m for m in doc.mentions if m.ids}
+    for m in result.mentions:
+        g = gold_spans.get((m.start, m.end))
+        concept = index.get(m.concept_id)
+        if g is not None and concept is not None:
+            norm["n"] += 1
+            norm["right"] += bool(_gold_ids(concept) & set(g.ids))
+    gold_pairs = {frozenset((r.first, r.second)) for r in doc.relations}
+    pred_pairs: set[frozenset[str]] = set()
+    for r in result.relations:
+        if r.predicate not in RELATION_PREDICATES or r.head.qualifiers.negated:
+            continue
+        head, tail = index.get(r.head.concept_id), index.get(r.tail.concept_id)
+        if head is None or tail is None:
+            continue
+        match = next((frozenset((a, b)) for a in _gold_ids(head) for b in _gold_ids(tail)
+                      if frozenset((a, b)) in gold_pairs), None)
+        pred_pairs.add(match or frozenset((head.id, tail.id)))
+    rel["tp"] += len(pred_pairs & gold_pairs)
+    rel["fp"] += len(pred_pairs - gold_pairs)
+    rel["fn"] += len(gold_pairs - pred_pairs)

@@ -1,0 +1,32 @@
+from pathlib import Path
+
+from medkg.evaluation.extraction import evaluate
+from medkg.ontology.index import ConceptIndex
+
+GOLD = """1|t|Lisinopril can cause angioedema.
+1|a|Lisinopril also lowers blood pressure; metformin is unrelated.
+1\t0\t10\tLisinopril\tChemical\tD017706
+1\t21\t31\tangioedema\tDisease\tD000799
+1\t33\t43\tLisinopril\tChemical\tD017706
+1\t72\t81\tmetformin\tChemical\tD008687
+1\tCID\tD017706\tD000799
+"""
+
+
+def test_scores_entities_normalisation_and_relations(
+    tmp_path: Path, nlp: object, seed_concepts: list
+) -> None:
+    path = tmp_path / "gold.txt"
+    path.write_text(GOLD)
+    report = evaluate(path, ConceptIndex(seed_concepts), nlp)  # type: ignore[arg-type]
+    assert report.documents == 1
+    # All four gold mentions are found with the right type; nothing else is predicted
+    # as Chemical or Disease ("blood pressure" is not a seed term).
+    assert report.entities.by_type["Chemical"].r == 1.0
+    assert report.entities.by_type["Disease"].r == 1.0
+    assert report.entities.micro.p == 1.0
+    # The seed vocabulary cross-references MeSH, so normalisation is scored and right.
+    assert report.normalization["scored_mentions"] == 4
+    assert report.normalization["accuracy"] == 1.0
+    # "Lisinopril can cause angioedema" is the gold CID pair.
+    assert (report.relations.p, report.relations.r) == (1.0, 1.0)
