@@ -44,6 +44,11 @@ class ExtractionConfig(BaseModel):
     engine: Literal["builtin"] = "builtin"
     min_term_chars: int = Field(3, ge=1, description="shorter vocabulary terms are not matched")
     context_chars: int = Field(240, ge=40, description="length of an entity's context snippet")
+    ner_model: str = Field(
+        "bundled",
+        description="'bundled' (the chemical/disease NER shipped in medkg/models/ner), "
+        "'none' (vocabulary matching only) or a path to a spaCy pipeline with ner",
+    )
 
 
 class LinkingConfig(BaseModel):

@@ -185,7 +185,7 @@ class Workspace:
         return index
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:
-        from medkg.construction.nlp import build_pipeline
+        from medkg.construction.nlp import build_pipeline, resolve_ner_model
 
         index = index or self.concept_index()
         if len(index) == 0:
@@ -194,7 +194,8 @@ class Workspace:
                 "entities by their vocabulary names",
                 hint="load one: `medkg ingest --layer vocabulary FILE.obo`",
             )
-        return build_pipeline(index, self.settings.extraction.min_term_chars)
+        cfg = self.settings.extraction
+        return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model))
 
     # -- vocabulary -----------------------------------------------------------------
 

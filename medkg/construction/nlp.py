@@ -12,6 +12,7 @@ reads the annotations at run time.)
 
 
 import re
+from pathlib import Path
 from typing import Any
 
 from spacy.language import Language
@@ -24,6 +25,8 @@ from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
+NORMALISE_K = 5
+NORMALISE_MIN_SCORE = 0.6
 # Words that large vocabularies list as concepts (MeSH "Patients", "Time") but that
 # name nothing specific on their own in a clinical text.
 COMMON_WORDS = frozenset({
@@ -60,22 +63,67 @@ class VocabularyMatcher:
         if self._index is None:
             raise RuntimeError("medkg_vocab_matcher has no vocabulary: call add_concepts first")
         index = self._index
+        abbreviations = find_abbreviations(doc.text)
+        # Entities a trained model found keep their span and type; they get a concept.
+        learned: list[Span] = []
+        approximate: set[int] = set()  # start tokens of learned spans normalised only loosely
+        for e in doc.ents:
+            concept_id, exact = self._normalise(abbreviations.get(e.text, e.text), e.label_)
+            learned.append(Span(doc, e.start, e.end, label=e.label_, kb_id=concept_id))
+            if not exact:
+                approximate.add(e.start)
         found = [(m.start, m.end, m.concept)
                  for m in index.find_in(doc.text, self.min_term_chars, self._stop_words)]
         # Abbreviations the text defines ("valproic acid (VPA)") name the long form's concept.
-        for short, long_form in find_abbreviations(doc.text).items():
+        for short, long_form in abbreviations.items():
             concepts = index.lookup(long_form)
             if concepts:
                 found += [(m.start(), m.end(), concepts[0])
                           for m in re.finditer(rf"(?<!\w){re.escape(short)}(?!\w)", doc.text)]
-        spans = []
+        spans = list(learned)
         for start, end, concept in found:
             span = doc.char_span(start, end, alignment_mode="expand",
                                  label=concept.semantic_group or UNKNOWN_GROUP, kb_id=concept.id)
-            if span is not None:
+            if span is None:
+                continue
+            overlapped = [e for e in learned if e.start < span.end and span.start < e.end]
+            if not overlapped:
                 spans.append(span)
+            elif all(self._refines(span, e, e.start in approximate) for e in overlapped):
+                if span.label_ == UNKNOWN_GROUP:  # the model knows the type better
+                    span = Span(doc, span.start, span.end, label=overlapped[0].label_,
+                                kb_id=span.kb_id_)
+                # "type 2 diabetes mellitus" around a learned "diabetes mellitus", or
+                # "lactic acidosis" around "acidosis" normalised to it: the vocabulary
+                # names the same or a narrower concept in full; it wins.
+                spans = [x for x in spans if x not in overlapped] + [span]
         doc.ents = filter_spans(spans)
         return doc
+
+    def _refines(self, span: Span, learned: Span, loosely_normalised: bool) -> bool:
+        """Whether the vocabulary ``span`` contains ``learned`` and names a narrower
+        concept, or the very concept a learned span was only approximately matched to."""
+        assert self._index is not None
+        contains = (span.start <= learned.start and learned.end <= span.end
+                    and len(span) > len(learned))
+        if not contains or not learned.kb_id_:
+            return False
+        if learned.kb_id_ == span.kb_id_:
+            return loosely_normalised
+        return learned.kb_id_ in self._index.ancestors(span.kb_id_)
+
+    def _normalise(self, text: str, group: str) -> tuple[str, bool]:
+        """The best concept id for a learned entity and whether its name matched
+        exactly: exact names first, then approximate candidates; the first whose
+        group fits. Empty if none does."""
+        assert self._index is not None
+        exact = self._index.lookup(text)
+        candidates = exact or [c.concept for c in self._index.search(text, NORMALISE_K)
+                               if c.score >= NORMALISE_MIN_SCORE]
+        for concept in candidates:
+            if (concept.semantic_group or UNKNOWN_GROUP) in (group, UNKNOWN_GROUP):
+                return concept.id, bool(exact)
+        return "", False
 
 
 @Language.component("medkg_sentences")
@@ -93,13 +141,54 @@ def _make_vocab_matcher(nlp: Language, name: str, min_term_chars: int) -> Vocabu
     return VocabularyMatcher(nlp, name, min_term_chars)
 
 
-def build_pipeline(index: ConceptIndex, min_term_chars: int) -> Language:
-    """A blank English pipeline with sentence splitting, vocabulary NER and ConText."""
+class TrainedNER:
+    """Runs a trained spaCy NER model (e.g. medkg/models/ner) and copies its
+    entities onto the Doc by character offsets."""
+
+    def __init__(self, nlp: Language, name: str, model_path: str) -> None:
+        import spacy
+
+        self.name = name
+        self._model = spacy.load(model_path)
+
+    def __call__(self, doc: Doc) -> Doc:
+        found = self._model(doc.text)
+        spans = [doc.char_span(e.start_char, e.end_char, label=e.label_,
+                               alignment_mode="expand") for e in found.ents]
+        doc.ents = filter_spans([s for s in spans if s is not None])
+        return doc
+
+
+@Language.factory("medkg_trained_ner", default_config={"model_path": ""})
+def _make_trained_ner(nlp: Language, name: str, model_path: str) -> TrainedNER:
+    return TrainedNER(nlp, name, model_path)
+
+
+BUNDLED_NER = Path(__file__).resolve().parents[1] / "models" / "ner"
+
+
+def resolve_ner_model(setting: str) -> Path | None:
+    """``bundled`` -> the model shipped in medkg/models/ner (if present); ``none`` -> no
+    model; anything else is a path to a spaCy pipeline with an ``ner`` component."""
+    if setting == "none":
+        return None
+    if setting == "bundled":
+        return BUNDLED_NER if (BUNDLED_NER / "meta.json").exists() else None
+    return Path(setting)
+
+
+def build_pipeline(
+    index: ConceptIndex, min_term_chars: int, ner_model: Path | None = None
+) -> Language:
+    """A blank English pipeline: sentences, trained NER (optional), vocabulary
+    matching and normalisation, ConText qualifiers."""
     import medspacy  # noqa: F401  - registers the medspacy_context factory
     import spacy
 
     nlp = spacy.blank("en")
     nlp.add_pipe("medkg_sentences")
+    if ner_model is not None:
+        nlp.add_pipe("medkg_trained_ner", config={"model_path": str(ner_model)})
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index)

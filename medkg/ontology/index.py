@@ -97,6 +97,18 @@ class ConceptIndex:
     def get(self, concept_id: str) -> Concept | None:
         return self._concepts.get(concept_id)
 
+    def ancestors(self, concept_id: str) -> set[str]:
+        """Every concept above this one along ``parents``."""
+        seen: set[str] = set()
+        stack = list(self._concepts[concept_id].parents) if concept_id in self._concepts else []
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                parent = self._concepts.get(current)
+                stack.extend(parent.parents if parent else [])
+        return seen
+
     def resolve(self, concept_id: str) -> Concept | None:
         """The live concept for an id, following ``replaced_by`` from obsolete ids."""
         seen: set[str] = set()
