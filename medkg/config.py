@@ -49,6 +49,11 @@ class ExtractionConfig(BaseModel):
         description="'bundled' (the chemical/disease NER shipped in medkg/models/ner), "
         "'none' (vocabulary matching only) or a path to a spaCy pipeline with ner",
     )
+    relation_model: str = Field(
+        "none",
+        description="'bundled' adds the learned chemical->disease classifier "
+        "(medkg/models/relations/cid.json) to the patterns; 'none' or a path",
+    )
 
 
 class LinkingConfig(BaseModel):

@@ -29,6 +29,7 @@ from medkg.model import Document, Layer
 if TYPE_CHECKING:
     from spacy.language import Language
 
+    from medkg.construction.extraction import Relate
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.index import ConceptIndex
@@ -197,6 +198,13 @@ class Workspace:
         cfg = self.settings.extraction
         return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model))
 
+    def relation_model(self) -> Relate | None:
+        """The learned relation classifier the settings ask for, as a ``relate`` hook."""
+        from medkg.construction.relation_model import resolve_relation_model
+
+        model = resolve_relation_model(self.settings.extraction.relation_model)
+        return model.relations if model is not None else None
+
     # -- vocabulary -----------------------------------------------------------------
 
     def load_vocabulary(
@@ -306,11 +314,13 @@ class Workspace:
             if STAGE_EXTRACTED not in self.store.stages(doc_id)
             and STAGE_INGESTED in self.store.stages(doc_id)
         ]
+        relate = self.relation_model()
         for i, (layer, doc_id) in enumerate(todo):
             progress("extract", i, len(todo))
             chunks = self.store.chunks(doc_id)
             entities, triples = assemble(
-                layer, extract(chunks, nlp), concepts, self.settings.extraction.context_chars
+                layer, extract(chunks, nlp, relate=relate), concepts,
+                self.settings.extraction.context_chars,
             )
             self.store.add_entities(entities)
             self.store.add_triples(triples)

@@ -7,7 +7,7 @@ gives the same entities, triples and ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from spacy.language import Language
@@ -45,10 +45,17 @@ class ChunkExtraction:
     relations: list[RelationHit] = field(default_factory=list)
 
 
+Relate = Callable[["ChunkExtraction"], list["RelationHit"]]
+
+
 def extract(
-    chunks: Iterable[Chunk], nlp: Language, batch_size: int = 32
+    chunks: Iterable[Chunk], nlp: Language, batch_size: int = 32, relate: Relate | None = None
 ) -> Iterator[ChunkExtraction]:
-    """Run the pipeline over chunks; offsets in the result are document offsets."""
+    """Run the pipeline over chunks; offsets in the result are document offsets.
+
+    ``relate`` (e.g. a trained RelationModel's ``relations``) adds relations the
+    patterns did not state, for pairs the patterns left unrelated.
+    """
     chunk_list = list(chunks)
     docs = nlp.pipe((c.text for c in chunk_list), batch_size=batch_size)
     for chunk, doc in zip(chunk_list, docs, strict=True):
@@ -74,8 +81,12 @@ def extract(
                 head, tail = hits[m.head_index], hits[m.tail_index]
                 if head.concept_id != tail.concept_id:
                     result.relations.append(
-                        RelationHit(head, m.predicate, tail, m.confidence, m.pattern)
+                        RelationHit(head, m.predicate, tail, m.confidence, f"pattern:{m.pattern}")
                     )
+        if relate is not None:
+            known = {(r.head.concept_id, r.tail.concept_id) for r in result.relations}
+            result.relations.extend(r for r in relate(result)
+                                    if (r.head.concept_id, r.tail.concept_id) not in known)
         yield result
 
 
@@ -126,7 +137,9 @@ def assemble(
             head, tail = entity_for(rel.head, ex.chunk), entity_for(rel.tail, ex.chunk)
             qualifiers = _merge_qualifiers(rel.head.qualifiers, rel.tail.qualifiers)
             tid = Triple.key_for(layer, head.id, rel.predicate, tail.id, qualifiers)
-            s, e = rel.head.sentence
+            # The evidence runs from the first to the last sentence of the two mentions.
+            s = min(rel.head.sentence[0], rel.tail.sentence[0])
+            e = max(rel.head.sentence[1], rel.tail.sentence[1])
             evidence = Evidence(chunk_id=ex.chunk.id, document_id=ex.chunk.document_id,
                                 start=s, end=e, quote=quote(ex.chunk, (s, e)))
             if tid in triples:
@@ -138,6 +151,6 @@ def assemble(
                 triples[tid] = Triple(
                     id=tid, layer=layer, head=head.id, predicate=rel.predicate, tail=tail.id,
                     evidence=[evidence], qualifiers=qualifiers, confidence=rel.confidence,
-                    method=f"builtin:pattern:{rel.pattern}",
+                    method=f"builtin:{rel.pattern}",
                 )
     return list(entities.values()), list(triples.values())

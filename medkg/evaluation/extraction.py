@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from spacy.language import Language
 
-from medkg.construction.extraction import extract
+from medkg.construction.extraction import Relate, extract
 from medkg.evaluation.pubtator import PubTatorDocument, read_pubtator
 from medkg.model import Chunk, Concept, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex
@@ -82,7 +82,9 @@ def _gold_ids(concept: Concept) -> set[str]:
     return out
 
 
-def evaluate(gold: Path, index: ConceptIndex, nlp: Language) -> ExtractionReport:
+def evaluate(
+    gold: Path, index: ConceptIndex, nlp: Language, relate: Relate | None = None
+) -> ExtractionReport:
     docs = list(read_pubtator(gold))
     types = _type_map({m.type for d in docs for m in d.mentions})
     t0 = time.perf_counter()
@@ -90,7 +92,7 @@ def evaluate(gold: Path, index: ConceptIndex, nlp: Language) -> ExtractionReport
     norm: Counter[str] = Counter()
     rel: Counter[str] = Counter()
     for doc in docs:
-        _score_document(doc, index, nlp, types, counts, norm, rel)
+        _score_document(doc, index, nlp, relate, types, counts, norm, rel)
     seconds = time.perf_counter() - t0
     gold_types = sorted({m.type for d in docs for m in d.mentions})
     by_type = {t: PRF.of(counts[f"tp:{t}"], counts[f"fp:{t}"], counts[f"fn:{t}"])
@@ -107,12 +109,12 @@ def evaluate(gold: Path, index: ConceptIndex, nlp: Language) -> ExtractionReport
 
 
 def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
-                    types: dict[str, str], counts: Counter[str], norm: Counter[str],
-                    rel: Counter[str]) -> None:
+                    relate: Relate | None, types: dict[str, str], counts: Counter[str],
+                    norm: Counter[str], rel: Counter[str]) -> None:
     text = doc.text
     document = Document.create(layer=Layer.LITERATURE, title=doc.title, source=doc.pmid,
                                media_type="text/plain", text=text)
-    [result] = list(extract([Chunk.create(document, 0, 0, len(text))], nlp))
+    [result] = list(extract([Chunk.create(document, 0, 0, len(text))], nlp, relate=relate))
     predicted = {(m.start, m.end, types.get(m.group, m.group)): m for m in result.mentions}
     gold = {(m.start, m.end, m.type): m for m in doc.mentions}
     for t in {k[2] for k in predicted} | {k[2] for k in gold}:

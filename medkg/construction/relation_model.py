@@ -1,0 +1,152 @@
+"""A learned classifier for chemical -> disease relations within a chunk.
+
+Patterns only catch relations stated in set phrases; most "chemical induced
+disease" facts in abstracts are implied across a sentence or two. For every
+(chemical concept, disease concept) pair that co-occurs in a chunk this model
+scores features of how they co-occur (same sentence, distance, trigger words
+between them, mention in the first sentence, prominence, pattern hits) with a logistic
+regression trained by ``training/train_relations.py``; pairs above the
+threshold become ``has_adverse_effect`` relations with the closest
+co-occurring sentence as evidence.
+
+The model file is JSON: feature weights, bias, threshold, and its provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from medkg.construction.extraction import ChunkExtraction, MentionHit, RelationHit
+from medkg.model import Predicate
+
+BUNDLED_RELATIONS = Path(__file__).resolve().parents[1] / "models" / "relations" / "cid.json"
+_WORD = re.compile(r"[a-z][a-z-]+")
+TRIGGERS = ("induc", "caus", "associat", "toxic", "after", "follow", "receiv", "treat",
+            "develop", "due", "related", "produc", "result", "adverse", "side", "risk",
+            "onset", "reversib", "discontinu", "withdraw", "overdose", "exposure", "dose")
+
+
+@dataclass(frozen=True)
+class Pair:
+    chemical: str
+    disease: str
+
+
+def _bucket(n: int, edges: tuple[int, ...]) -> str:
+    for edge in edges:
+        if n <= edge:
+            return str(edge)
+    return f">{edges[-1]}"
+
+
+def pair_features(ex: ChunkExtraction) -> dict[Pair, dict[str, float]]:
+    """Features of every chemical/disease concept pair in one chunk."""
+    chems = [m for m in ex.mentions if m.group == "CHEM" and m.concept_id]
+    diseases = [m for m in ex.mentions if m.group == "DISO" and m.concept_id]
+    if not chems or not diseases:
+        return {}
+    text, base = ex.chunk.text, ex.chunk.start
+    sentences = sorted({m.sentence for m in ex.mentions})
+    index_of = {s: i for i, s in enumerate(sentences)}
+    chem_counts = Counter(m.concept_id for m in chems)
+    dis_counts = Counter(m.concept_id for m in diseases)
+    patterned = {(r.head.concept_id, r.tail.concept_id, r.predicate) for r in ex.relations}
+    out: dict[Pair, dict[str, float]] = {}
+    for c_id in chem_counts:
+        for d_id in dis_counts:
+            cs = [m for m in chems if m.concept_id == c_id]
+            ds = [m for m in diseases if m.concept_id == d_id]
+            f: dict[str, float] = {"bias_pair": 1.0}
+            gaps = [abs(index_of[a.sentence] - index_of[b.sentence]) for a in cs for b in ds]
+            f[f"sent_gap={_bucket(min(gaps), (0, 1, 2, 4))}"] = 1.0
+            f["same_sentence_count"] = math.log1p(sum(1 for g in gaps if g == 0))
+            f[f"chem_count={_bucket(chem_counts[c_id], (1, 2, 4))}"] = 1.0
+            f[f"dis_count={_bucket(dis_counts[d_id], (1, 2, 4))}"] = 1.0
+            f["chem_top"] = float(chem_counts[c_id] == max(chem_counts.values()))
+            f["dis_top"] = float(dis_counts[d_id] == max(dis_counts.values()))
+            f["n_chems"] = math.log1p(len(chem_counts))
+            f["n_diseases"] = math.log1p(len(dis_counts))
+            first = sentences[0]
+            f["chem_in_first_sentence"] = float(any(m.sentence == first for m in cs))
+            f["dis_in_first_sentence"] = float(any(m.sentence == first for m in ds))
+            for p in (Predicate.HAS_ADVERSE_EFFECT, Predicate.CAUSES, Predicate.TREATS,
+                      Predicate.PREVENTS, Predicate.CONTRAINDICATED_IN):
+                if (c_id, d_id, p) in patterned:
+                    f[f"pattern={p.value}"] = 1.0
+            for a in cs:
+                for b in ds:
+                    if a.sentence != b.sentence:
+                        continue
+                    lo, hi = sorted((a.end, b.start)) if a.start < b.start else sorted(
+                        (b.end, a.start))
+                    between = text[lo - base : hi - base].lower()
+                    f["chem_first"] = float(a.start < b.start)
+                    f[f"between_len={_bucket(len(between.split()), (1, 3, 6, 12))}"] = 1.0
+                    for word in _WORD.findall(between):
+                        for trigger in TRIGGERS:
+                            if word.startswith(trigger):
+                                f[f"between:{trigger}"] = 1.0
+                    left = text[max(0, min(a.start, b.start) - base - 40) : min(
+                        a.start, b.start) - base].lower()
+                    for word in _WORD.findall(left)[-4:]:
+                        for trigger in TRIGGERS:
+                            if word.startswith(trigger):
+                                f[f"left:{trigger}"] = 1.0
+            out[Pair(c_id, d_id)] = f
+    return out
+
+
+def resolve_relation_model(setting: str) -> RelationModel | None:
+    """``none`` -> no model; ``bundled`` -> the shipped one; else a model file path."""
+    if setting == "none":
+        return None
+    return RelationModel.load(BUNDLED_RELATIONS if setting == "bundled" else Path(setting))
+
+
+class RelationModel:
+    """Logistic regression over sparse named features."""
+
+    def __init__(self, weights: dict[str, float], bias: float, threshold: float,
+                 about: str = "") -> None:
+        self.weights = weights
+        self.bias = bias
+        self.threshold = threshold
+        self.about = about
+
+    @classmethod
+    def load(cls, path: Path) -> RelationModel:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(data["weights"], data["bias"], data["threshold"], data.get("about", ""))
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"about": self.about, "bias": self.bias,
+                                    "threshold": self.threshold, "weights": self.weights},
+                                   indent=1, sort_keys=True), encoding="utf-8")
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def relations(self, ex: ChunkExtraction) -> list[RelationHit]:
+        """Chemical -> disease relations this model finds in a chunk."""
+        out = []
+        for pair, features in pair_features(ex).items():
+            p = self.probability(features)
+            if p < self.threshold:
+                continue
+            head, tail = _closest(ex.mentions, pair)
+            out.append(RelationHit(head, Predicate.HAS_ADVERSE_EFFECT, tail, round(p, 3),
+                                   "classifier:cid"))
+        return out
+
+
+def _closest(mentions: list[MentionHit], pair: Pair) -> tuple[MentionHit, MentionHit]:
+    cs = [m for m in mentions if m.concept_id == pair.chemical and m.group == "CHEM"]
+    ds = [m for m in mentions if m.concept_id == pair.disease and m.group == "DISO"]
+    return min(((a, b) for a in cs for b in ds), key=lambda ab: abs(ab[0].start - ab[1].start))
