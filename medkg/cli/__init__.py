@@ -1,0 +1,168 @@
+"""The ``medkg`` command line (Typer + Rich): the core commands; ``vocab`` and
+``eval`` live in their own modules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from medkg.cli._common import WorkspaceOpt, _progress, _run, console, out
+from medkg.cli.evaluate import evaluate
+from medkg.cli.vocab import load_vocabulary, vocab
+from medkg.errors import MedKGError
+from medkg.model import Layer
+
+app = typer.Typer(
+    name="medkg",
+    help="Build a layered medical knowledge graph from documents and ask it questions.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(vocab, name="vocab")
+app.add_typer(evaluate, name="eval")
+
+DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"
+
+
+@app.command()
+def init(path: Annotated[Path, typer.Argument(help="directory to create")] = Path(".")) -> None:
+    """Create a workspace (a directory with medkg.toml and its stores)."""
+    from medkg.workspace import Workspace
+
+    ws = _run(lambda: Workspace.create(path))
+    ws.close()
+    console.print(f"created workspace {path} (settings in {path / 'medkg.toml'})")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files or directories")],
+    layer: Annotated[Layer, typer.Option(help="which layer the documents belong to")] = Layer.USER,
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Ingest documents (.txt .md .jsonl .pdf) or, with --layer vocabulary, vocabularies."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        if layer is Layer.VOCABULARY:
+            for path in paths:
+                load_vocabulary(ws, path)
+            return
+        with _progress() as progress:
+            report = _run(lambda: ws.ingest(paths, layer, progress))
+    console.print(
+        f"ingested {report.documents} document(s), {report.chunks} chunk(s); "
+        f"{report.skipped} already present"
+    )
+    for failed, why in report.failed.items():
+        console.print(f"[red]skipped[/] {failed}: {why.split(': ', 1)[-1]}", highlight=False)
+    if report.failed and not report.documents and not report.skipped:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def build(workspace: WorkspaceOpt = Path(".")) -> None:
+    """Extract entities and triples from new documents and link the three layers."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws, _progress() as progress:
+        report = _run(lambda: ws.build(progress))
+    console.print(
+        f"built {report.documents} new document(s); the graph has {report.entities} entities, "
+        f"{report.triples} triples and {report.links} cross-layer links"
+    )
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    workspace: WorkspaceOpt = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+) -> None:
+    """Answer a question with numbered citations and definitions."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        answer = _run(lambda: ws.ask(question))
+    if as_json:
+        sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+    else:
+        out.print(answer.render(), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def stats(workspace: WorkspaceOpt = Path(".")) -> None:
+    """Counts of documents, chunks, entities, triples, concepts and links."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        counts = ws.store.counts()
+    table = Table("what", "count")
+    for key, value in counts.items():
+        table.add_row(key, str(value))
+    out.print(table)
+
+
+@app.command()
+def export(
+    output: Annotated[Path, typer.Argument(help="file to write")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="ttl, trig, nq or jsonld")] = "ttl",
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Export the whole graph (all layers, links, provenance) as RDF."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        _run(lambda: ws.export(output, fmt))
+    console.print(f"wrote {output}")
+
+
+def _examples_dir(given: Path | None) -> Path:
+    candidates = [given] if given else [Path("examples"), Path(__file__).parents[1] / "examples"]
+    for candidate in candidates:
+        if candidate and (candidate / "vocabulary").is_dir():
+            return candidate
+    raise MedKGError(
+        "cannot find the sample documents (an examples/ directory with vocabulary/, "
+        "literature/ and user/)", hint="run from the repository root or pass --examples DIR",
+    )
+
+
+@app.command()
+def demo(
+    directory: Annotated[Path, typer.Option("--dir", help="demo workspace")] = Path(".medkg-demo"),
+    examples: Annotated[Path | None, typer.Option(help="sample data directory")] = None,
+    question: Annotated[list[str] | None, typer.Option("--question", "-q")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Build a KG from the bundled sample documents and answer sample questions."""
+    from medkg.workspace import Workspace
+
+    source = _run(lambda: _examples_dir(examples))
+    with _run(lambda: Workspace.create(directory, exist_ok=True)) as ws:
+        for obo in sorted((source / "vocabulary").glob("*.obo")):
+            load_vocabulary(ws, obo)
+        with _progress() as progress:
+            for layer in (Layer.LITERATURE, Layer.USER):
+                r = _run(lambda lay=layer: ws.ingest([source / lay.value], lay, progress))  # type: ignore[misc]
+                console.print(f"{layer.value}: {r.documents} new document(s), {r.chunks} chunks, "
+                              f"{r.skipped} already present")
+            b = _run(lambda: ws.build(progress))
+        console.print(f"graph: {b.entities} entities, {b.triples} triples, {b.links} "
+                      f"cross-layer links ({b.documents} document(s) new to this build)")
+        answers = [_run(lambda q=q: ws.ask(q)) for q in (question or [DEFAULT_QUESTION])]  # type: ignore[misc]
+    if as_json:
+        sys.stdout.write(json.dumps([a.model_dump(mode="json") for a in answers], indent=2) + "\n")
+        return
+    for answer in answers:
+        out.rule()
+        out.print(answer.render(), highlight=False, soft_wrap=True)
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
