@@ -55,9 +55,12 @@ class VocabularyMatcher:
         self.min_term_chars = min_term_chars
         self._stop_words = frozenset(nlp.Defaults.stop_words) | COMMON_WORDS
         self._index: ConceptIndex | None = None
+        # (surface text, group) -> (concept id, matched exactly): names repeat in a corpus.
+        self._normalised: dict[tuple[str, str], tuple[str, bool]] = {}
 
     def add_concepts(self, index: ConceptIndex) -> None:
         self._index = index
+        self._normalised.clear()
 
     def __call__(self, doc: Doc) -> Doc:
         if self._index is None:
@@ -116,6 +119,13 @@ class VocabularyMatcher:
         """The best concept id for a learned entity and whether its name matched
         exactly: exact names first, then approximate candidates; the first whose
         group fits. Empty if none does."""
+        assert self._index is not None
+        key = (text, group)
+        if key not in self._normalised:
+            self._normalised[key] = self._normalise_uncached(text, group)
+        return self._normalised[key]
+
+    def _normalise_uncached(self, text: str, group: str) -> tuple[str, bool]:
         assert self._index is not None
         exact = self._index.lookup(text)
         candidates = exact or [c.concept for c in self._index.search(text, NORMALISE_K)
