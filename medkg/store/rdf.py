@@ -272,6 +272,12 @@ class RDFGraphStore:
             population=_one(props, MKG.population, "") or None,
         )
 
+    def _span(self, props: Props) -> dict[str, Any]:
+        """The location fields of a mention or evidence node."""
+        return {"chunk_id": self._id_of(_one(props, MKG.chunk)),
+                "document_id": self._id_of(_one(props, MKG.document)),
+                "start": _one(props, MKG.start), "end": _one(props, MKG.end)}
+
     def _id_of(self, node: Node) -> str:
         """The id of a data node: its IRI's last segment (we mint them that way)."""
         return str(node).rsplit("/", 1)[-1]
@@ -281,12 +287,8 @@ class RDFGraphStore:
         mentions = []
         for m in props.get(MKG.mention, []):
             mp = get(URIRef(str(m)))
-            mentions.append(Mention(
-                chunk_id=self._id_of(_one(mp, MKG.chunk)),
-                document_id=self._id_of(_one(mp, MKG.document)),
-                start=_one(mp, MKG.start), end=_one(mp, MKG.end), text=_one(mp, MKG.text),
-                qualifiers=self._qualifiers(mp),
-            ))
+            mentions.append(Mention(**self._span(mp), text=_one(mp, MKG.text),
+                                    qualifiers=self._qualifiers(mp)))
         mentions.sort(key=lambda m: (m.document_id, m.start))
         return Entity(
             id=_one(props, MKG.id),
@@ -334,11 +336,7 @@ class RDFGraphStore:
         evidence = []
         for e in props.get(PROV.wasDerivedFrom, []):
             ep = get(URIRef(str(e)))
-            evidence.append(Evidence(
-                chunk_id=self._id_of(_one(ep, MKG.chunk)),
-                document_id=self._id_of(_one(ep, MKG.document)),
-                start=_one(ep, MKG.start), end=_one(ep, MKG.end), quote=_one(ep, MKG.quote),
-            ))
+            evidence.append(Evidence(**self._span(ep), quote=_one(ep, MKG.quote)))
         evidence.sort(key=lambda e: (e.document_id, e.start))
         return Triple(
             id=_one(props, MKG.id),

@@ -12,7 +12,18 @@ from __future__ import annotations
 from rdflib import RDF, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, SKOS, XSD
 
-from medkg.model import Chunk, Concept, Document, Entity, Evidence, Link, Mention, Triple
+from medkg.model import (
+    Chunk,
+    Concept,
+    Document,
+    Entity,
+    Evidence,
+    Link,
+    Mention,
+    Qualifiers,
+    Triple,
+    stable_id,
+)
 from medkg.store.vocab import LINK_PREDICATES, MKG, IRIs, predicate_iri
 
 Quad = tuple[URIRef, URIRef, Literal | URIRef, URIRef]
@@ -95,10 +106,7 @@ def entity_header_quads(iris: IRIs, entity: Entity) -> list[Quad]:
     return quads
 
 
-def _qualifier_quads(node: URIRef, q: object, g: URIRef) -> list[Quad]:
-    from medkg.model import Qualifiers
-
-    assert isinstance(q, Qualifiers)
+def _qualifier_quads(node: URIRef, q: Qualifiers, g: URIRef) -> list[Quad]:
     quads: list[Quad] = [
         (node, MKG.negated, _lit(q.negated), g),
         (node, MKG.uncertain, _lit(q.uncertain), g),
@@ -112,19 +120,27 @@ def _qualifier_quads(node: URIRef, q: object, g: URIRef) -> list[Quad]:
 
 
 def mention_quads(iris: IRIs, entity: Entity, mention: Mention) -> list[Quad]:
-    from medkg.model import stable_id
-
     g = iris.graph(entity.layer)
     m = iris.node("mention", stable_id("men", entity.id, mention.chunk_id, mention.start))
     return [
         (iris.node("entity", entity.id), MKG.mention, m, g),
         (m, RDF.type, MKG.Mention, g),
-        (m, MKG.chunk, iris.node("chunk", mention.chunk_id), g),
-        (m, MKG.document, iris.node("doc", mention.document_id), g),
-        (m, MKG.start, _lit(mention.start), g),
-        (m, MKG.end, _lit(mention.end), g),
-        (m, MKG.text, _lit(mention.text), g),
+        *_span_quads(iris, m, mention, MKG.text, mention.text, g),
         *_qualifier_quads(m, mention.qualifiers, g),
+    ]
+
+
+def _span_quads(
+    iris: IRIs, node: URIRef, span: Mention | Evidence, text_predicate: URIRef, text: str,
+    g: URIRef,
+) -> list[Quad]:
+    """Where a mention or a piece of evidence sits: chunk, document, offsets, text."""
+    return [
+        (node, MKG.chunk, iris.node("chunk", span.chunk_id), g),
+        (node, MKG.document, iris.node("doc", span.document_id), g),
+        (node, MKG.start, _lit(span.start), g),
+        (node, MKG.end, _lit(span.end), g),
+        (node, text_predicate, _lit(text), g),
     ]
 
 
@@ -158,11 +174,7 @@ def evidence_quads(iris: IRIs, triple: Triple, ev: Evidence) -> list[Quad]:
     return [
         (iris.node("statement", triple.id), PROV.wasDerivedFrom, e, g),
         (e, RDF.type, MKG.Evidence, g),
-        (e, MKG.chunk, iris.node("chunk", ev.chunk_id), g),
-        (e, MKG.document, iris.node("doc", ev.document_id), g),
-        (e, MKG.start, _lit(ev.start), g),
-        (e, MKG.end, _lit(ev.end), g),
-        (e, MKG.quote, _lit(ev.quote), g),
+        *_span_quads(iris, e, ev, MKG.quote, ev.quote, g),
     ]
 
 
