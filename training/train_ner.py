@@ -61,8 +61,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("medkg/models/ner"))
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--max-epochs", type=int, default=30)
-    parser.add_argument("--width", type=int, default=192, help="tok2vec width")
-    parser.add_argument("--depth", type=int, default=6, help="tok2vec CNN depth")
+    parser.add_argument("--width", type=int, default=96, help="tok2vec width")
+    parser.add_argument("--depth", type=int, default=4, help="tok2vec CNN depth")
     args = parser.parse_args()
     for path in args.train:
         if not path.exists():
