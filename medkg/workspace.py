@@ -193,7 +193,8 @@ class Workspace:
             raise WorkspaceError(
                 "this workspace has no vocabulary, and the builtin engine recognises "
                 "entities by their vocabulary names",
-                hint="load one: `medkg ingest --layer vocabulary FILE.obo`",
+                hint="load one: `medkg vocab load --default` (no licence needed) "
+                "or `medkg vocab load FILE`",
             )
         cfg = self.settings.extraction
         return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model))

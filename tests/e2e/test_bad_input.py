@@ -80,7 +80,7 @@ def test_build_without_vocabulary_says_how_to_fix(tmp_path: Path) -> None:
     ws = Workspace.create(tmp_path / "ws")
     with pytest.raises(WorkspaceError, match="no vocabulary") as err:
         ws.build()
-    assert err.value.hint and "--layer vocabulary" in err.value.hint
+    assert err.value.hint and "medkg vocab load --default" in err.value.hint
     ws.close()
 
 
