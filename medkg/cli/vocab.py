@@ -78,7 +78,9 @@ def vocab_show(
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
-        concept = _run(lambda: ws.store.concept(concept_id))
+        # Any id finds its concept: its own, a replaced one, or one merged into it.
+        found = ws.concept_index().resolve(concept_id)
+        concept = found or _run(lambda: ws.store.concept(concept_id))
     if as_json:
         sys.stdout.write(concept.model_dump_json(indent=2) + "\n")
         return

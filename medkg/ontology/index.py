@@ -73,12 +73,15 @@ class ConceptIndex:
         self._by_term: dict[str, list[str]] = {}
         self._acronyms: dict[str, list[str]] = {}
         self._replaced_by: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}  # cross-referenced id -> concept id
         for concept in concepts:
             if concept.obsolete:
                 if concept.replaced_by:
                     self._replaced_by[concept.id] = concept.replaced_by
                 continue
             self._concepts[concept.id] = concept
+            for ref in concept.xrefs:
+                self._aliases.setdefault(ref, concept.id)
             for term in concept.terms():
                 table, key = ((self._acronyms, term.strip()) if is_acronym(term.strip())
                               else (self._by_term, normalize_term(term)))
@@ -110,13 +113,15 @@ class ConceptIndex:
         return seen
 
     def resolve(self, concept_id: str) -> Concept | None:
-        """The live concept for an id, following ``replaced_by`` from obsolete ids."""
+        """The live concept for an id: its own, the one that replaced it
+        (``replaced_by``), or the one it was merged into (a cross-reference)."""
         seen: set[str] = set()
-        while concept_id not in self._concepts and concept_id in self._replaced_by:
-            if concept_id in seen:
-                return None  # a replacement cycle: no live concept
+        while concept_id not in self._concepts and concept_id not in seen:
             seen.add(concept_id)
-            concept_id = self._replaced_by[concept_id]
+            nxt = self._replaced_by.get(concept_id) or self._aliases.get(concept_id)
+            if nxt is None:
+                return None
+            concept_id = nxt
         return self._concepts.get(concept_id)
 
     def concepts(self) -> list[Concept]:

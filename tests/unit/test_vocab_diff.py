@@ -72,3 +72,12 @@ def test_diff_of_identical_releases_is_empty() -> None:
     same = [Concept(id="X:1", name="a", source="s")]
     d = diff(same, same)
     assert not (d.added or d.removed or d.renamed or d.obsoleted)
+
+
+def test_merged_ids_resolve_to_their_concept() -> None:
+    index = ConceptIndex([
+        Concept(id="MESH:D012640", name="Seizures", xrefs=["HP:0001250"], source="m"),
+    ])
+    found = index.resolve("HP:0001250")
+    assert found is not None and found.id == "MESH:D012640"
+    assert index.resolve("HP:9999999") is None
