@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rdflib import RDF, Dataset, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, SKOS
@@ -40,6 +40,7 @@ from medkg.store.vocab import BIOLINK, MKG, IRIs
 
 Props = dict[URIRef, list[Node]]
 Lookup = Callable[[URIRef], Props]
+M = TypeVar("M")
 
 # ttl is the union of all graphs (Turtle has no named graphs); the others keep them.
 EXPORT_FORMATS = {"ttl": "turtle", "trig": "trig", "nq": "nquads", "jsonld": "json-ld"}
@@ -108,6 +109,13 @@ class RDFGraphStore:
         for s, p, o, _g in self._ds.quads((None, None, None, self._graph(graph))):
             nodes[URIRef(str(s))][URIRef(str(p))].append(o)
         return lambda node: nodes.get(node) or self._props(node)
+
+    def _read_all(
+        self, graph: URIRef, rdf_type: URIRef, build: Callable[[Props, Lookup], M]
+    ) -> list[M]:
+        """Every node of one type in one graph, built from a single pass over it."""
+        lookup = self._graph_props(graph)
+        return [build(lookup(n), lookup) for n in self._subjects(RDF.type, rdf_type, graph)]
 
     def _exists(self, node: URIRef, rdf_type: URIRef) -> bool:
         return any(True for _ in self._ds.quads((node, RDF.type, rdf_type, None)))
@@ -245,10 +253,8 @@ class RDFGraphStore:
         return self._concept_from(props)
 
     def concepts(self) -> list[Concept]:
-        graph = self.iris.graph(Layer.VOCABULARY)
-        lookup = self._graph_props(graph)
-        nodes = self._subjects(RDF.type, SKOS.Concept, graph)
-        return [self._concept_from(lookup(n), lookup) for n in nodes]
+        return self._read_all(self.iris.graph(Layer.VOCABULARY), SKOS.Concept,
+                              self._concept_from)
 
     # -- entities -------------------------------------------------------------------
 
@@ -308,10 +314,7 @@ class RDFGraphStore:
         return self._entity_from(props)
 
     def entities(self, layer: Layer) -> list[Entity]:
-        graph = self.iris.graph(layer)
-        lookup = self._graph_props(graph)
-        nodes = self._subjects(RDF.type, MKG.Entity, graph)
-        return [self._entity_from(lookup(n), lookup) for n in nodes]
+        return self._read_all(self.iris.graph(layer), MKG.Entity, self._entity_from)
 
     # -- triples --------------------------------------------------------------------
 
@@ -358,11 +361,8 @@ class RDFGraphStore:
         graph = self.iris.graph(layer) if layer else None
         if entity_ids is None:
             layers = [layer] if layer else [Layer.USER, Layer.LITERATURE]
-            out = []
-            for lay in layers:
-                lookup = self._graph_props(self.iris.graph(lay))
-                out += [self._triple_from(lookup(n), lookup)
-                        for n in self._subjects(RDF.type, MKG.Assertion, self.iris.graph(lay))]
+            out = [t for lay in layers for t in self._read_all(
+                self.iris.graph(lay), MKG.Assertion, self._triple_from)]
             return sorted(out, key=lambda t: t.id)
         else:
             nodes = set()
