@@ -3,8 +3,9 @@
 The pipeline sees only each document's text. Scores:
 
 - entities: strict match of span and type, micro and per type;
-- normalisation: of the predicted mentions whose span matches a gold mention,
-  the share whose concept maps (by id or cross-reference) to a gold id;
+- normalisation: of the predicted mentions whose span matches a gold mention
+  that has an id, the share whose concept maps (by id or cross-reference) to a
+  gold id; a mention left without a concept counts as wrong;
 - relations: document-level concept pairs, as in the BC5CDR CID task: a
   predicted triple counts when its (head, tail) concept ids, mapped to the
   gold id space, form a gold pair in either order.
@@ -126,10 +127,10 @@ def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
     gold_spans = {(m.start, m.end): m for m in doc.mentions if m.ids}
     for m in result.mentions:
         g = gold_spans.get((m.start, m.end))
-        concept = index.get(m.concept_id)
-        if g is not None and concept is not None:
+        if g is not None:
+            concept = index.get(m.concept_id)
             norm["n"] += 1
-            norm["right"] += bool(_gold_ids(concept) & set(g.ids))
+            norm["right"] += concept is not None and bool(_gold_ids(concept) & set(g.ids))
     gold_pairs = {frozenset((r.first, r.second)) for r in doc.relations}
     pred_pairs: set[frozenset[str]] = set()
     for r in result.relations:

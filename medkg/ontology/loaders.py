@@ -57,6 +57,17 @@ def find_cycles(concepts: Iterable[Concept]) -> list[list[str]]:
     return cycles
 
 
+def without_cycles(concepts: list[Concept]) -> list[Concept]:
+    """The concepts with the edge that closes each parent cycle removed. For the
+    packaged default, where merged vocabularies (MeSH trees, HPO) can disagree
+    on direction; a user's own file keeps its cycles and gets a warning."""
+    closing = {(cycle[-2], cycle[-1]) for cycle in find_cycles(concepts)}
+    if not closing:
+        return concepts
+    return [c.model_copy(update={"parents": [p for p in c.parents if (c.id, p) not in closing]})
+            if any((c.id, p) in closing for p in c.parents) else c for c in concepts]
+
+
 def load_file(path: Path, *, rrf_filter: RRFFilter = RRFFilter()) -> VocabularyLoad:
     if path.is_dir():
         concepts = read_rrf(path, rrf_filter)
@@ -86,4 +97,4 @@ def load_default() -> VocabularyLoad:
     """The default vocabulary from installed packages (see medkg.ontology.packaged)."""
     from medkg.ontology.packaged import default_vocabulary
 
-    return finish(default_vocabulary(), "medkg-default")
+    return finish(without_cycles(default_vocabulary()), "medkg-default")

