@@ -28,7 +28,7 @@ test: install
 	$(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check medkg tests benchmarks
+	$(BIN)/ruff check medkg tests benchmarks training
 	$(BIN)/mypy medkg
 
 clean:

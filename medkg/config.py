@@ -49,6 +49,11 @@ class ExtractionConfig(BaseModel):
         description="'bundled' (the chemical/disease NER shipped in medkg/models/ner), "
         "'none' (vocabulary matching only) or a path to a spaCy pipeline with ner",
     )
+    lexicon: str = Field(
+        "bundled",
+        description="'bundled' (mention -> concept choices learned from annotated "
+        "corpora, medkg/models/lexicon), 'none' or a path to such a file",
+    )
     relation_model: str = Field(
         "none",
         description="'bundled' adds the learned chemical->disease classifier "

@@ -186,6 +186,7 @@ class Workspace:
         return index
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:
+        from medkg.construction.lexicon import resolve_lexicon
         from medkg.construction.nlp import build_pipeline, resolve_ner_model
 
         index = index or self.concept_index()
@@ -197,13 +198,18 @@ class Workspace:
                 "or `medkg vocab load FILE`",
             )
         cfg = self.settings.extraction
-        return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model))
+        return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model),
+                              resolve_lexicon(cfg.lexicon))
 
-    def relation_model(self) -> Relate | None:
+    def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
         """The learned relation classifier the settings ask for, as a ``relate`` hook."""
         from medkg.construction.relation_model import resolve_relation_model
 
-        model = resolve_relation_model(self.settings.extraction.relation_model)
+        setting = self.settings.extraction.relation_model
+        if setting == "none":
+            return None
+        index = index or self.concept_index()
+        model = resolve_relation_model(setting, index.ancestors)
         return model.relations if model is not None else None
 
     # -- vocabulary -----------------------------------------------------------------
@@ -315,7 +321,7 @@ class Workspace:
             if STAGE_EXTRACTED not in self.store.stages(doc_id)
             and STAGE_INGESTED in self.store.stages(doc_id)
         ]
-        relate = self.relation_model()
+        relate = self.relation_model(concepts)
         for i, (layer, doc_id) in enumerate(todo):
             progress("extract", i, len(todo))
             chunks = self.store.chunks(doc_id)

@@ -20,7 +20,8 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
 from medkg.abbreviations import find_abbreviations
-from medkg.model import Qualifiers
+from medkg.construction.lexicon import Lexicon
+from medkg.model import Concept, Qualifiers
 from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
 
@@ -55,12 +56,21 @@ class VocabularyMatcher:
         self.min_term_chars = min_term_chars
         self._stop_words = frozenset(nlp.Defaults.stop_words) | COMMON_WORDS
         self._index: ConceptIndex | None = None
+        self._lexicon: Lexicon | None = None
         # (surface text, group) -> (concept id, matched exactly): names repeat in a corpus.
         self._normalised: dict[tuple[str, str], tuple[str, bool]] = {}
 
-    def add_concepts(self, index: ConceptIndex) -> None:
+    def add_concepts(self, index: ConceptIndex, lexicon: Lexicon | None = None) -> None:
+        """The vocabulary to match, and optionally a learned lexicon consulted first."""
         self._index = index
+        self._lexicon = lexicon
         self._normalised.clear()
+
+    def _learned(self, text: str) -> Concept | None:
+        """The concept the lexicon names for ``text``, if the vocabulary has it."""
+        assert self._index is not None
+        concept_id = self._lexicon.get(text) if self._lexicon is not None else None
+        return self._index.resolve(concept_id) if concept_id else None
 
     def __call__(self, doc: Doc) -> Doc:
         if self._index is None:
@@ -85,6 +95,7 @@ class VocabularyMatcher:
                           for m in re.finditer(rf"(?<!\w){re.escape(short)}(?!\w)", doc.text)]
         spans = list(learned)
         for start, end, concept in found:
+            concept = self._learned(doc.text[start:end]) or concept
             span = doc.char_span(start, end, alignment_mode="expand",
                                  label=concept.semantic_group or UNKNOWN_GROUP, kb_id=concept.id)
             if span is None:
@@ -127,12 +138,19 @@ class VocabularyMatcher:
 
     def _normalise_uncached(self, text: str, group: str) -> tuple[str, bool]:
         assert self._index is not None
+        learned = self._learned(text)
+        if learned is not None and (learned.semantic_group or UNKNOWN_GROUP) in (
+                group, UNKNOWN_GROUP):
+            return learned.id, True
         exact = self._index.lookup(text)
-        candidates = exact or [c.concept for c in self._index.search(text, NORMALISE_K)
-                               if c.score >= NORMALISE_MIN_SCORE]
-        for concept in candidates:
+        for concept in exact:
             if (concept.semantic_group or UNKNOWN_GROUP) in (group, UNKNOWN_GROUP):
-                return concept.id, bool(exact)
+                return concept.id, True
+        # An approximate name must also be of the entity's own group: "granulosa cell
+        # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
+        for candidate in self._index.search(text, NORMALISE_K):
+            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
+                return candidate.concept.id, False
         return "", False
 
 
@@ -188,10 +206,12 @@ def resolve_ner_model(setting: str) -> Path | None:
 
 
 def build_pipeline(
-    index: ConceptIndex, min_term_chars: int, ner_model: Path | None = None
+    index: ConceptIndex, min_term_chars: int, ner_model: Path | None = None,
+    lexicon: Lexicon | None = None,
 ) -> Language:
     """A blank English pipeline: sentences, trained NER (optional), vocabulary
-    matching and normalisation, ConText qualifiers."""
+    matching and normalisation (a learned lexicon first, if given), ConText
+    qualifiers."""
     import medspacy  # noqa: F401  - registers the medspacy_context factory
     import spacy
 
@@ -201,7 +221,7 @@ def build_pipeline(
         nlp.add_pipe("medkg_trained_ner", config={"model_path": str(ner_model)})
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
-    matcher.add_concepts(index)
+    matcher.add_concepts(index, lexicon)
     nlp.add_pipe("medspacy_context")
     return nlp
 

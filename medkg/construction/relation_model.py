@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from medkg.model import Predicate
 
 BUNDLED_RELATIONS = Path(__file__).resolve().parents[1] / "models" / "relations" / "cid.json"
 _WORD = re.compile(r"[a-z][a-z-]+")
+_INDUCED = re.compile(r"\s*-?\s*(?:induced|related|associated|caused)\b", re.IGNORECASE)
+STEM = 7  # words between mentions are cut to this many letters
 TRIGGERS = ("induc", "caus", "associat", "toxic", "after", "follow", "receiv", "treat",
             "develop", "due", "related", "produc", "result", "adverse", "side", "risk",
             "onset", "reversib", "discontinu", "withdraw", "overdose", "exposure", "dose")
@@ -44,8 +47,14 @@ def _bucket(n: int, edges: tuple[int, ...]) -> str:
     return f">{edges[-1]}"
 
 
-def pair_features(ex: ChunkExtraction) -> dict[Pair, dict[str, float]]:
-    """Features of every chemical/disease concept pair in one chunk."""
+Ancestors = Callable[[str], set[str]]
+
+
+def pair_features(ex: ChunkExtraction, ancestors: Ancestors | None = None
+                  ) -> dict[Pair, dict[str, float]]:
+    """Features of every chemical/disease concept pair in one chunk. With the
+    vocabulary's ``ancestors``, also whether a broader or narrower disease is
+    named too (annotators relate a chemical to the most specific disease)."""
     chems = [m for m in ex.mentions if m.group == "CHEM" and m.concept_id]
     diseases = [m for m in ex.mentions if m.group == "DISO" and m.concept_id]
     if not chems or not diseases:
@@ -72,56 +81,79 @@ def pair_features(ex: ChunkExtraction) -> dict[Pair, dict[str, float]]:
             f["n_chems"] = math.log1p(len(chem_counts))
             f["n_diseases"] = math.log1p(len(dis_counts))
             first = sentences[0]
-            f["chem_in_first_sentence"] = float(any(m.sentence == first for m in cs))
-            f["dis_in_first_sentence"] = float(any(m.sentence == first for m in ds))
+            chem_first_sent = any(m.sentence == first for m in cs)
+            dis_first_sent = any(m.sentence == first for m in ds)
+            f["chem_in_first_sentence"] = float(chem_first_sent)
+            f["dis_in_first_sentence"] = float(dis_first_sent)
+            f["both_in_first_sentence"] = float(chem_first_sent and dis_first_sent)
+            f["dis_negated_any"] = float(any(m.qualifiers.negated for m in ds))
+            f["dis_hypothetical_any"] = float(any(m.qualifiers.hypothetical for m in ds))
+            f["chem_induced"] = float(any(_INDUCED.match(text, m.end - base) for m in cs))
+            if ancestors is not None:
+                above = ancestors(d_id)
+                f["dis_has_broader"] = float(any(o in above for o in dis_counts if o != d_id))
+                f["dis_has_narrower"] = float(any(d_id in ancestors(o) for o in dis_counts
+                                                  if o != d_id))
             for p in (Predicate.HAS_ADVERSE_EFFECT, Predicate.CAUSES, Predicate.TREATS,
                       Predicate.PREVENTS, Predicate.CONTRAINDICATED_IN):
                 if (c_id, d_id, p) in patterned:
                     f[f"pattern={p.value}"] = 1.0
             for a in cs:
                 for b in ds:
-                    if a.sentence != b.sentence:
-                        continue
-                    lo, hi = sorted((a.end, b.start)) if a.start < b.start else sorted(
-                        (b.end, a.start))
-                    between = text[lo - base : hi - base].lower()
-                    f["chem_first"] = float(a.start < b.start)
-                    f[f"between_len={_bucket(len(between.split()), (1, 3, 6, 12))}"] = 1.0
-                    for word in _WORD.findall(between):
-                        for trigger in TRIGGERS:
-                            if word.startswith(trigger):
-                                f[f"between:{trigger}"] = 1.0
-                    left = text[max(0, min(a.start, b.start) - base - 40) : min(
-                        a.start, b.start) - base].lower()
-                    for word in _WORD.findall(left)[-4:]:
-                        for trigger in TRIGGERS:
-                            if word.startswith(trigger):
-                                f[f"left:{trigger}"] = 1.0
+                    if a.sentence == b.sentence:
+                        f.update(_sentence_features(text, base, a, b))
             out[Pair(c_id, d_id)] = f
     return out
 
 
-def resolve_relation_model(setting: str) -> RelationModel | None:
-    """``none`` -> no model; ``bundled`` -> the shipped one; else a model file path."""
+def _sentence_features(text: str, base: int, chem: MentionHit, dis: MentionHit
+                       ) -> dict[str, float]:
+    """What lies between (and just before) a chemical and a disease mention in one
+    sentence: its length, trigger words, and the words themselves (cut to a stem)."""
+    f: dict[str, float] = {"chem_first": float(chem.start < dis.start)}
+    lo, hi = (chem.end, dis.start) if chem.start < dis.start else (dis.end, chem.start)
+    words = _WORD.findall(text[lo - base : hi - base].lower())
+    f[f"between_len={_bucket(len(words), (1, 3, 6, 12))}"] = 1.0
+    for word in words:
+        for trigger in TRIGGERS:
+            if word.startswith(trigger):
+                f[f"between:{trigger}"] = 1.0
+        if len(words) <= 12 and len(word) > 2:
+            f[f"bw:{word[:STEM]}"] = 1.0
+    left_end = min(chem.start, dis.start) - base
+    for word in _WORD.findall(text[max(0, left_end - 40) : left_end].lower())[-4:]:
+        for trigger in TRIGGERS:
+            if word.startswith(trigger):
+                f[f"left:{trigger}"] = 1.0
+    return f
+
+
+def resolve_relation_model(setting: str, ancestors: Ancestors | None = None
+                           ) -> RelationModel | None:
+    """``none`` -> no model; ``bundled`` -> the shipped one; else a model file path.
+    ``ancestors`` is the vocabulary's hierarchy, which some features use."""
     if setting == "none":
         return None
-    return RelationModel.load(BUNDLED_RELATIONS if setting == "bundled" else Path(setting))
+    path = BUNDLED_RELATIONS if setting == "bundled" else Path(setting)
+    return RelationModel.load(path, ancestors)
 
 
 class RelationModel:
     """Logistic regression over sparse named features."""
 
     def __init__(self, weights: dict[str, float], bias: float, threshold: float,
-                 about: str = "") -> None:
+                 about: str = "", ancestors: Ancestors | None = None) -> None:
+        self.ancestors = ancestors
         self.weights = weights
         self.bias = bias
         self.threshold = threshold
         self.about = about
 
     @classmethod
-    def load(cls, path: Path) -> RelationModel:
+    def load(cls, path: Path, ancestors: Ancestors | None = None) -> RelationModel:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(data["weights"], data["bias"], data["threshold"], data.get("about", ""))
+        return cls(data["weights"], data["bias"], data["threshold"], data.get("about", ""),
+                   ancestors)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,7 +168,7 @@ class RelationModel:
     def relations(self, ex: ChunkExtraction) -> list[RelationHit]:
         """Chemical -> disease relations this model finds in a chunk."""
         out = []
-        for pair, features in pair_features(ex).items():
+        for pair, features in pair_features(ex, self.ancestors).items():
             p = self.probability(features)
             if p < self.threshold:
                 continue

@@ -8,7 +8,8 @@ The pipeline sees only each document's text. Scores:
   gold id; a mention left without a concept counts as wrong;
 - relations: document-level concept pairs, as in the BC5CDR CID task: a
   predicted triple counts when its (head, tail) concept ids, mapped to the
-  gold id space, form a gold pair in either order.
+  gold id space, form a gold pair in either order. Where the gold types have a
+  known meaning (CID), only triples of that meaning are scored.
 
 Types are mapped by semantic group: CHEM -> the corpus's chemical type, DISO
 -> its disease type, GENE -> gene, LIVB -> organism (by name, so any PubTator
@@ -31,10 +32,21 @@ from medkg.model import Chunk, Concept, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex
 
 GROUP_WORDS = {"CHEM": "chemical", "DISO": "disease", "GENE": "gene", "LIVB": "organism"}
-RELATION_PREDICATES = {
+RELATION_PREDICATES = frozenset({
     Predicate.CAUSES, Predicate.HAS_ADVERSE_EFFECT, Predicate.TREATS, Predicate.PREVENTS,
     Predicate.ASSOCIATED_WITH, Predicate.INTERACTS_WITH, Predicate.CONTRAINDICATED_IN,
-}
+})
+# Gold relation types whose meaning one predicate family carries: a BC5CDR "CID"
+# (chemical-induced disease) is matched by causal triples, not by "treats".
+TYPE_PREDICATES = {"CID": frozenset({Predicate.CAUSES, Predicate.HAS_ADVERSE_EFFECT})}
+
+
+def _scored_predicates(gold_types: set[str]) -> frozenset[Predicate]:
+    """The predicates that count against a gold file: when every gold relation type
+    has a known meaning, those predicates; otherwise every relation predicate."""
+    if gold_types and gold_types <= TYPE_PREDICATES.keys():
+        return frozenset().union(*(TYPE_PREDICATES[t] for t in gold_types))
+    return RELATION_PREDICATES
 
 
 class PRF(BaseModel):
@@ -88,12 +100,13 @@ def evaluate(
 ) -> ExtractionReport:
     docs = list(read_pubtator(gold))
     types = _type_map({m.type for d in docs for m in d.mentions})
+    predicates = _scored_predicates({r.type for d in docs for r in d.relations})
     t0 = time.perf_counter()
     counts: Counter[str] = Counter()
     norm: Counter[str] = Counter()
     rel: Counter[str] = Counter()
     for doc in docs:
-        _score_document(doc, index, nlp, relate, types, counts, norm, rel)
+        _score_document(doc, index, nlp, relate, types, predicates, counts, norm, rel)
     seconds = time.perf_counter() - t0
     gold_types = sorted({m.type for d in docs for m in d.mentions})
     by_type = {t: PRF.of(counts[f"tp:{t}"], counts[f"fp:{t}"], counts[f"fn:{t}"])
@@ -110,7 +123,8 @@ def evaluate(
 
 
 def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
-                    relate: Relate | None, types: dict[str, str], counts: Counter[str],
+                    relate: Relate | None, types: dict[str, str],
+                    predicates: frozenset[Predicate], counts: Counter[str],
                     norm: Counter[str], rel: Counter[str]) -> None:
     text = doc.text
     document = Document.create(layer=Layer.LITERATURE, title=doc.title, source=doc.pmid,
@@ -134,7 +148,7 @@ def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
     gold_pairs = {frozenset((r.first, r.second)) for r in doc.relations}
     pred_pairs: set[frozenset[str]] = set()
     for r in result.relations:
-        if r.predicate not in RELATION_PREDICATES or r.head.qualifiers.negated:
+        if r.predicate not in predicates or r.head.qualifiers.negated:
             continue
         head, tail = index.get(r.head.concept_id), index.get(r.tail.concept_id)
         if head is None or tail is None:

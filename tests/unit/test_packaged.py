@@ -3,8 +3,8 @@
 import pytest
 
 from medkg.model import Concept
-from medkg.ontology.merge import merge_equivalents
 from medkg.ontology.loaders import find_cycles, without_cycles
+from medkg.ontology.merge import merge_equivalents
 from medkg.ontology.packaged import default_vocabulary, drugs, mesh, mesh_diseases
 from medkg.ontology.semantic import group_of_mesh_trees
 

@@ -43,3 +43,16 @@ def test_bundled_model_loads() -> None:
     model = resolve_relation_model("bundled")
     assert model is not None and model.weights and BUNDLED_RELATIONS.exists()
     assert resolve_relation_model("none") is None
+
+
+def test_hierarchy_features_mark_broader_and_narrower_diseases(nlp: object) -> None:
+    parents = {"MEDKG:0000023": {"MEDKG:0000099"}}  # pretend angioedema sits under X
+
+    def ancestors(concept_id: str) -> set[str]:
+        return parents.get(concept_id, set())
+
+    features = pair_features(extraction(nlp), ancestors)
+    f = features[Pair("MEDKG:0000047", "MEDKG:0000023")]
+    assert f["dis_has_broader"] == 0.0 and f["dis_has_narrower"] == 0.0
+    assert "dis_has_broader" not in pair_features(extraction(nlp))[
+        Pair("MEDKG:0000047", "MEDKG:0000023")]
