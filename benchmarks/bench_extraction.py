@@ -1,5 +1,5 @@
 """Builtin extraction throughput and memory on PubTator abstracts, two arms side by side:
-dictionary matching only (the baseline) and dictionary + the bundled NER model.
+dictionary matching only (the baseline) and dictionary + the bundled NER models + lexicon.
 
     python benchmarks/bench_extraction.py [--gold FILE] [--limit N]
 
@@ -25,7 +25,8 @@ BC5CDR_DEV = REPO.parent / "shared" / "data" / "eval" / "bc5cdr" / "CDR_Developm
 
 def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
     from medkg.construction.extraction import extract
-    from medkg.construction.nlp import BUNDLED_NER, build_pipeline
+    from medkg.construction.lexicon import resolve_lexicon
+    from medkg.construction.nlp import build_pipeline, resolve_ner_models
     from medkg.evaluation.pubtator import read_pubtator
     from medkg.model import Chunk, Document, Layer
     from medkg.ontology.index import ConceptIndex
@@ -33,7 +34,8 @@ def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
 
     t0 = time.perf_counter()
     index = ConceptIndex(load_default().concepts)
-    nlp = build_pipeline(index, 3, BUNDLED_NER if arm == "ner" else None)
+    nlp = (build_pipeline(index, 3, resolve_ner_models("bundled"), resolve_lexicon("bundled"))
+           if arm == "ner" else build_pipeline(index, 3))
     t1 = time.perf_counter()
     docs = list(read_pubtator(gold))[:limit]
     chunks = []

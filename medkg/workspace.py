@@ -187,7 +187,7 @@ class Workspace:
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:
         from medkg.construction.lexicon import resolve_lexicon
-        from medkg.construction.nlp import build_pipeline, resolve_ner_model
+        from medkg.construction.nlp import build_pipeline, resolve_ner_models
 
         index = index or self.concept_index()
         if len(index) == 0:
@@ -198,7 +198,7 @@ class Workspace:
                 "or `medkg vocab load FILE`",
             )
         cfg = self.settings.extraction
-        return build_pipeline(index, cfg.min_term_chars, resolve_ner_model(cfg.ner_model),
+        return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
                               resolve_lexicon(cfg.lexicon))
 
     def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
@@ -219,7 +219,7 @@ class Workspace:
     ) -> VocabularyLoad:
         """Load a vocabulary: an OBO file, a UMLS META directory, a MeSH list or a
         TSV/CSV table; ``None`` loads the default vocabulary that installed
-        packages ship (HPO, MeSH labels, drug names).
+        packages ship (HPO with its genes, MeSH, MeSH diseases, drug names).
 
         The input is parsed completely before anything is stored, so a malformed
         file leaves the workspace as it was.

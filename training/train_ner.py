@@ -1,12 +1,18 @@
-"""Train the builtin engine's NER model (chemicals and diseases) from PubTator files.
+"""Train the builtin engine's NER models from PubTator files.
 
+    # chemicals and diseases (medkg/models/ner)
     python training/train_ner.py --train ../shared/data/eval/bc5cdr/CDR_TrainingSet.PubTator.txt \
-        [--train ../shared/data/eval/biored/Train.PubTator] --out medkg/models/ner
+        --train ../shared/data/eval/biored/Train.PubTator --out medkg/models/ner
+    # genes and organisms (medkg/models/ner-genes): BioRED only, since BC5CDR
+    # leaves genes unannotated and would teach the model they are not entities
+    python training/train_ner.py --train ../shared/data/eval/biored/Train.PubTator \
+        --labels gene=GENE,organism=LIVB --out medkg/models/ner-genes
 
 Reproducible: fixed seed, a generated spaCy config (CPU, efficiency), and a
 held-out tenth of the training documents as the development set for model
 selection; the benchmark dev splits are never seen. Labels are semantic
-groups: CHEM (chemicals, drugs) and DISO (diseases, phenotypes).
+groups: CHEM (chemicals, drugs), DISO (diseases, phenotypes), GENE (genes and
+gene products), LIVB (organisms).
 """
 
 from __future__ import annotations
@@ -21,12 +27,19 @@ from pathlib import Path
 LABELS = {"chemical": "CHEM", "disease": "DISO"}
 
 
-def _label(gold_type: str) -> str | None:
+def _parse_labels(spec: str) -> dict[str, str]:
+    """``gene=GENE,organism=LIVB`` -> {word in the gold type: label}."""
+    pairs = [item.split("=", 1) for item in spec.split(",") if item.strip()]
+    return {word.strip().lower(): label.strip() for word, label in pairs}
+
+
+def _label(gold_type: str, labels: dict[str, str]) -> str | None:
     low = gold_type.lower()
-    return next((label for word, label in LABELS.items() if word in low), None)
+    return next((label for word, label in labels.items() if word in low), None)
 
 
-def to_docbin(paths: list[Path], out_train: Path, out_dev: Path, seed: int) -> tuple[int, int]:
+def to_docbin(paths: list[Path], out_train: Path, out_dev: Path, seed: int,
+              labels: dict[str, str] = LABELS) -> tuple[int, int]:
     import spacy
     from spacy.tokens import DocBin
     from spacy.util import filter_spans
@@ -40,7 +53,7 @@ def to_docbin(paths: list[Path], out_train: Path, out_dev: Path, seed: int) -> t
             doc = nlp.make_doc(pub.text)
             spans = []
             for m in pub.mentions:
-                label = _label(m.type)
+                label = _label(m.type, labels)
                 if label is None:
                     continue
                 span = doc.char_span(m.start, m.end, label=label, alignment_mode="expand")
@@ -63,6 +76,8 @@ def main() -> None:
     parser.add_argument("--max-epochs", type=int, default=30)
     parser.add_argument("--width", type=int, default=96, help="tok2vec width")
     parser.add_argument("--depth", type=int, default=4, help="tok2vec CNN depth")
+    parser.add_argument("--labels", default="chemical=CHEM,disease=DISO",
+                        help="gold type word=label pairs; other gold types are ignored")
     args = parser.parse_args()
     for path in args.train:
         if not path.exists():
@@ -72,7 +87,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        n_train, n_dev = to_docbin(args.train, work / "train.spacy", work / "dev.spacy", args.seed)
+        n_train, n_dev = to_docbin(args.train, work / "train.spacy", work / "dev.spacy", args.seed,
+                                   _parse_labels(args.labels))
         print(f"{n_train} training documents, {n_dev} held out for model selection")
         config = init_config(lang="en", pipeline=["ner"], optimize="efficiency", gpu=False)
         config["system"]["seed"] = args.seed

@@ -42,6 +42,7 @@ def eval_extraction(
     r = report.relations
     table.add_row("relations (document pairs)", f"{r.p:.3f}", f"{r.r:.3f}", f"{r.f1:.3f}")
     out.print(table)
-    out.print(f"normalisation accuracy {report.normalization['accuracy']:.3f} over "
-              f"{report.normalization['scored_mentions']} matched mentions; "
-              f"{report.documents} documents in {report.seconds:.1f} s")
+    n = report.normalization
+    by_type = ", ".join(f"{t} {a:.3f}" for t, a in n.by_type.items())
+    out.print(f"normalisation accuracy {n.accuracy:.3f} over {n.scored_mentions} matched "
+              f"mentions ({by_type}); {report.documents} documents in {report.seconds:.1f} s")

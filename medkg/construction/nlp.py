@@ -26,6 +26,9 @@ from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
+# Groups recognised only by a trained model, never by name alone: gene symbols are
+# short capitals that collide with clinical abbreviations (HR, CP, PAH, AR).
+MODEL_ONLY_GROUPS = frozenset({"GENE"})
 NORMALISE_K = 5
 NORMALISE_MIN_SCORE = 0.6
 # Words that large vocabularies list as concepts (MeSH "Patients", "Time") but that
@@ -96,6 +99,8 @@ class VocabularyMatcher:
         spans = list(learned)
         for start, end, concept in found:
             concept = self._learned(doc.text[start:end]) or concept
+            if concept.semantic_group in MODEL_ONLY_GROUPS:
+                continue
             span = doc.char_span(start, end, alignment_mode="expand",
                                  label=concept.semantic_group or UNKNOWN_GROUP, kb_id=concept.id)
             if span is None:
@@ -183,7 +188,11 @@ class TrainedNER:
         found = self._model(doc.text)
         spans = [doc.char_span(e.start_char, e.end_char, label=e.label_,
                                alignment_mode="expand") for e in found.ents]
-        doc.ents = filter_spans([s for s in spans if s is not None])
+        # Entities an earlier model found stay; this one adds those that do not overlap.
+        taken = {i for e in doc.ents for i in range(e.start, e.end)}
+        added = [s for s in filter_spans([s for s in spans if s is not None])
+                 if not taken.intersection(range(s.start, s.end))]
+        doc.ents = sorted([*doc.ents, *added], key=lambda s: s.start)
         return doc
 
 
@@ -192,33 +201,38 @@ def _make_trained_ner(nlp: Language, name: str, model_path: str) -> TrainedNER:
     return TrainedNER(nlp, name, model_path)
 
 
-BUNDLED_NER = Path(__file__).resolve().parents[1] / "models" / "ner"
+MODELS = Path(__file__).resolve().parents[1] / "models"
+BUNDLED_NER = MODELS / "ner"  # chemicals and diseases
+BUNDLED_GENE_NER = MODELS / "ner-genes"  # genes and organisms
 
 
-def resolve_ner_model(setting: str) -> Path | None:
-    """``bundled`` -> the model shipped in medkg/models/ner (if present); ``none`` -> no
-    model; anything else is a path to a spaCy pipeline with an ``ner`` component."""
+def resolve_ner_models(setting: str) -> list[Path]:
+    """``bundled`` -> the models shipped in medkg/models (chemicals/diseases, then
+    genes/organisms; those present); ``none`` -> no model; anything else is a
+    comma-separated list of paths to spaCy pipelines with an ``ner`` component."""
     if setting == "none":
-        return None
+        return []
     if setting == "bundled":
-        return BUNDLED_NER if (BUNDLED_NER / "meta.json").exists() else None
-    return Path(setting)
+        return [p for p in (BUNDLED_NER, BUNDLED_GENE_NER) if (p / "meta.json").exists()]
+    return [Path(p.strip()) for p in setting.split(",") if p.strip()]
 
 
 def build_pipeline(
-    index: ConceptIndex, min_term_chars: int, ner_model: Path | None = None,
+    index: ConceptIndex, min_term_chars: int, ner_models: Path | list[Path] | None = None,
     lexicon: Lexicon | None = None,
 ) -> Language:
-    """A blank English pipeline: sentences, trained NER (optional), vocabulary
-    matching and normalisation (a learned lexicon first, if given), ConText
-    qualifiers."""
+    """A blank English pipeline: sentences, trained NER models (optional, earlier
+    ones win where they overlap), vocabulary matching and normalisation (a
+    learned lexicon first, if given), ConText qualifiers."""
     import medspacy  # noqa: F401  - registers the medspacy_context factory
     import spacy
 
     nlp = spacy.blank("en")
     nlp.add_pipe("medkg_sentences")
-    if ner_model is not None:
-        nlp.add_pipe("medkg_trained_ner", config={"model_path": str(ner_model)})
+    models = [ner_models] if isinstance(ner_models, Path) else (ner_models or [])
+    for i, model in enumerate(models):
+        nlp.add_pipe("medkg_trained_ner", name=f"medkg_trained_ner_{i}",
+                     config={"model_path": str(model)})
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index, lexicon)

@@ -66,10 +66,16 @@ class EntityScores(BaseModel):
     by_type: dict[str, PRF]
 
 
+class NormalizationScores(BaseModel):
+    accuracy: float
+    scored_mentions: int
+    by_type: dict[str, float]
+
+
 class ExtractionReport(BaseModel):
     documents: int
     entities: EntityScores
-    normalization: dict[str, float | int]
+    normalization: NormalizationScores
     relations: PRF
     seconds: float
 
@@ -95,6 +101,10 @@ def _gold_ids(concept: Concept) -> set[str]:
     return out
 
 
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
 def evaluate(
     gold: Path, index: ConceptIndex, nlp: Language, relate: Relate | None = None
 ) -> ExtractionReport:
@@ -115,8 +125,10 @@ def evaluate(
     return ExtractionReport(
         documents=len(docs),
         entities=EntityScores(micro=micro, by_type=by_type),
-        normalization={"accuracy": round(norm["right"] / norm["n"], 4) if norm["n"] else 0.0,
-                       "scored_mentions": norm["n"]},
+        normalization=NormalizationScores(
+            accuracy=_share(norm["right"], norm["n"]), scored_mentions=norm["n"],
+            by_type={t: _share(norm[f"right:{t}"], norm[f"n:{t}"])
+                     for t in gold_types if norm[f"n:{t}"]}),
         relations=PRF.of(rel["tp"], rel["fp"], rel["fn"]),
         seconds=round(seconds, 2),
     )
@@ -143,8 +155,10 @@ def _score_document(doc: PubTatorDocument, index: ConceptIndex, nlp: Language,
         g = gold_spans.get((m.start, m.end))
         if g is not None:
             concept = index.get(m.concept_id)
-            norm["n"] += 1
-            norm["right"] += concept is not None and bool(_gold_ids(concept) & set(g.ids))
+            right = concept is not None and bool(_gold_ids(concept) & set(g.ids))
+            for key in ("", f":{g.type}"):
+                norm[f"n{key}"] += 1
+                norm[f"right{key}"] += right
     gold_pairs = {frozenset((r.first, r.second)) for r in doc.relations}
     pred_pairs: set[frozenset[str]] = set()
     for r in result.relations:

