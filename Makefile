@@ -3,14 +3,16 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+DEV_STAMP := $(VENV)/.dev-installed-stamp
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint clean
+.PHONY: install install-dev demo test lint clean
 
 install: $(STAMP)
+install-dev: $(DEV_STAMP)
 
 # torch is pinned to the CPU build that lies on this machine's disk; installing it
 # first keeps pip from resolving a multi-GB CUDA build for sentence-transformers.
@@ -18,16 +20,22 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+# The test tools and the local LLM (llama-cpp-python builds llama.cpp from source:
+# minutes the first time; pip keeps the built wheel in its cache for later installs).
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(DEV_STAMP)
 
 demo: install
 	$(BIN)/medkg demo --dir .medkg-demo
 
-test: install
+test: install-dev
 	$(BIN)/python -m pytest -q
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check medkg tests benchmarks training
 	$(BIN)/mypy medkg
 

@@ -41,13 +41,15 @@ class EmbeddingConfig(BaseModel):
 
 
 class ExtractionConfig(BaseModel):
-    engine: Literal["builtin"] = "builtin"
+    engine: Literal["builtin", "llm"] = Field(
+        "builtin", description="'llm' extracts with the chat model of the [llm] section")
     min_term_chars: int = Field(3, ge=1, description="shorter vocabulary terms are not matched")
     context_chars: int = Field(240, ge=40, description="length of an entity's context snippet")
     ner_model: str = Field(
         "bundled",
-        description="'bundled' (the chemical/disease NER shipped in medkg/models/ner), "
-        "'none' (vocabulary matching only) or a path to a spaCy pipeline with ner",
+        description="'bundled' (the NER models shipped in medkg/models: chemicals and "
+        "diseases; genes and organisms), 'none' (vocabulary matching only) or "
+        "comma-separated paths to spaCy pipelines with ner",
     )
     lexicon: str = Field(
         "bundled",
@@ -61,12 +63,37 @@ class ExtractionConfig(BaseModel):
     )
 
 
+class LLMConfig(BaseModel):
+    """The chat model behind the LLM engine. ``backend = "none"`` keeps the builtin
+    engine; ``--llm openai:MODEL`` or ``--llm gguf:PATH`` on the command line sets
+    backend and model for one run."""
+
+    backend: Literal["none", "openai", "gguf"] = "none"
+    model: str = Field("", description="openai: the model name; gguf: the .gguf file path")
+    base_url: str = Field("", description="OpenAI-compatible endpoint; empty = api.openai.com")
+    api_key_env: str = Field("OPENAI_API_KEY",
+                             description="environment variable that holds the API key")
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0, description="retries on 429/5xx and network errors")
+    concurrency: int = Field(4, ge=1, description="calls in flight at once")
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(1536, ge=16)
+    seed: int = 13
+    n_ctx: int = Field(4096, ge=512, description="gguf: context window")
+    n_threads: int = Field(0, ge=0, description="gguf: CPU threads; 0 = all cores")
+    price_in_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens")
+    price_out_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
+
+
 class LinkingConfig(BaseModel):
     reference_threshold: float = Field(0.80, ge=0, le=1)
     definition_threshold: float = Field(0.80, ge=0, le=1)
 
 
 class RetrievalConfig(BaseModel):
+    answer_engine: Literal["builtin", "llm"] = Field(
+        "builtin", description="'llm' rewrites the extractive answer with the chat model "
+        "of the [llm] section, from the same cited sources")
     top_chunks: int = Field(6, ge=1)
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)
@@ -88,6 +115,7 @@ class Settings(BaseSettings):
     ingest: IngestConfig = IngestConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     extraction: ExtractionConfig = ExtractionConfig()
+    llm: LLMConfig = LLMConfig()
     linking: LinkingConfig = LinkingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     store: StoreConfig = StoreConfig()

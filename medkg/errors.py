@@ -88,3 +88,19 @@ class EmbeddingError(MedKGError):
 
 class RetrievalError(MedKGError):
     """A question cannot be answered from this workspace (e.g. it is empty)."""
+
+
+class LLMError(MedKGError):
+    """A chat model could not be reached or gave no usable answer."""
+
+
+class LLMUnavailableError(LLMError):
+    """The endpoint or model file cannot be reached or loaded (after retries)."""
+
+
+class LLMOutputError(LLMError):
+    """An answer that stayed malformed or off-schema after repair."""
+
+    def __init__(self, message: str, *, raw: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.raw = raw

@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING
 
 from medkg.config import Settings
 from medkg.errors import DocumentError, MedKGError, WorkspaceError
-from medkg.model import Document, Layer
+from medkg.model import Chunk, Document, Layer
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
-    from medkg.construction.extraction import Relate
+    from medkg.construction.extraction import ChunkExtraction, Relate
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
+    from medkg.llm.client import LLM
+    from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import VocabularyLoad
     from medkg.retrieval.answer import Answer
@@ -68,6 +70,17 @@ class BuildReport:
     links: int = 0
 
 
+@dataclass
+class BuildEstimate:
+    """What a build would cost in LLM calls, before any call is made."""
+
+    documents: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
 def _expand(paths: Iterable[Path]) -> list[Path]:
     """Files as given, and the files inside directories (sorted, hidden ones skipped)."""
     out: list[Path] = []
@@ -87,6 +100,8 @@ class Workspace:
         self._store: GraphStore | None = None
         self._embedder: CachedEmbedder | None = None
         self._indexes: dict[str, VectorIndex] = {}
+        self._llm: LLM | None = None
+        self._ledger: Ledger | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -118,6 +133,10 @@ class Workspace:
             )
         return cls(root, Settings.load(config))
 
+    def save_settings(self) -> None:
+        """Write the current settings to the workspace's ``medkg.toml``."""
+        self.settings.save(self.root / CONFIG_FILE)
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -125,6 +144,10 @@ class Workspace:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
+            self._llm = None
 
     def __enter__(self) -> Workspace:
         return self
@@ -200,6 +223,27 @@ class Workspace:
         cfg = self.settings.extraction
         return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
                               resolve_lexicon(cfg.lexicon))
+
+    @property
+    def ledger(self) -> Ledger:
+        """The LLM response cache, call ledger and failed items (``llm/llm.sqlite``)."""
+        from medkg.llm.ledger import Ledger
+
+        if self._ledger is None:
+            self._ledger = Ledger(self.root / "llm" / "llm.sqlite")
+        return self._ledger
+
+    def llm(self) -> LLM:
+        """The chat model the ``[llm]`` settings name, with cache and ledger."""
+        from medkg.llm.client import LLM, open_backend
+        from medkg.llm.port import GenerationParams
+
+        if self._llm is None:
+            cfg = self.settings.llm
+            params = GenerationParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens,
+                                      seed=cfg.seed)
+            self._llm = LLM(open_backend(cfg), self.ledger, params)
+        return self._llm
 
     def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
         """The learned relation classifier the settings ask for, as a ``relate`` hook."""
@@ -322,12 +366,14 @@ class Workspace:
             and STAGE_INGESTED in self.store.stages(doc_id)
         ]
         relate = self.relation_model(concepts)
+        engine = self._llm_engine(concepts) if self.settings.extraction.engine == "llm" else None
         for i, (layer, doc_id) in enumerate(todo):
             progress("extract", i, len(todo))
             chunks = self.store.chunks(doc_id)
+            extraction = (engine(chunks) if engine is not None
+                          else extract(chunks, nlp, relate=relate))
             entities, triples = assemble(
-                layer, extract(chunks, nlp, relate=relate), concepts,
-                self.settings.extraction.context_chars,
+                layer, extraction, concepts, self.settings.extraction.context_chars,
             )
             self.store.add_entities(entities)
             self.store.add_triples(triples)
@@ -340,6 +386,47 @@ class Workspace:
         report.entities = counts["user.entities"] + counts["literature.entities"]
         report.triples = counts["user.triples"] + counts["literature.triples"]
         return report
+
+    def _llm_engine(self, concepts: ConceptIndex
+                    ) -> Callable[[list[Chunk]], Iterable[ChunkExtraction]]:
+        from medkg.construction.lexicon import resolve_lexicon
+        from medkg.construction.llm_extraction import llm_extract
+        from medkg.construction.nlp import Normaliser
+
+        llm = self.llm()
+        normaliser = Normaliser(concepts, resolve_lexicon(self.settings.extraction.lexicon))
+        return lambda chunks: llm_extract(chunks, llm, normaliser)
+
+    def estimate_build(self) -> BuildEstimate:
+        """What ``build`` would send to the LLM, without calling it: calls and tokens
+        (prompt tokens counted with the backend's tokenizer where it has one; output
+        tokens estimated), and the cost at the configured prices."""
+        from medkg.construction.llm_extraction import expected_output_tokens
+        from medkg.llm.client import open_backend
+        from medkg.llm.prompts import load_prompt
+
+        cfg = self.settings.llm
+        backend = open_backend(cfg)
+        prompt = load_prompt("extract_entities")
+        example_text, example_answer = prompt.examples[0]
+        ratio = backend.count_tokens(example_answer) / backend.count_tokens(example_text)
+        estimate = BuildEstimate()
+        for layer in (Layer.LITERATURE, Layer.USER):
+            for doc_id in self.store.document_ids(layer):
+                stages = self.store.stages(doc_id)
+                if STAGE_EXTRACTED in stages or STAGE_INGESTED not in stages:
+                    continue
+                estimate.documents += 1
+                for chunk in self.store.chunks(doc_id):
+                    messages = prompt.render(text=chunk.text)
+                    estimate.calls += 1
+                    estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
+                                                  for m in messages)
+                    estimate.completion_tokens += expected_output_tokens(
+                        backend.count_tokens(chunk.text), ratio, cfg.max_tokens)
+        estimate.cost_usd = round((estimate.prompt_tokens * cfg.price_in_per_mtok
+                                   + estimate.completion_tokens * cfg.price_out_per_mtok) / 1e6, 6)
+        return estimate
 
     def _link(self, concepts: ConceptIndex, progress: Progress) -> int:
         from medkg.linking.linker import embed_entities, link_definitions, link_references
@@ -378,7 +465,12 @@ class Workspace:
             Indexes(chunks=self.index("chunks"), entities=self.index("entities")),
             self.pipeline(), self.settings.retrieval,
         )
-        return retriever.ask(question)
+        answer = retriever.ask(question)
+        if self.settings.retrieval.answer_engine == "llm":
+            from medkg.retrieval.generate import generate_answer
+
+            answer = generate_answer(answer, self.llm())
+        return answer
 
     def export(self, path: Path, fmt: str) -> Path:
         self.store.export(path, fmt)

@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _progress, _run, console, out
+from medkg.cli._common import (
+    LLMOpt,
+    WorkspaceOpt,
+    _progress,
+    _run,
+    apply_llm_option,
+    console,
+    out,
+)
 from medkg.cli.evaluate import evaluate
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.errors import MedKGError
@@ -66,16 +74,39 @@ def ingest(
 
 
 @app.command()
-def build(workspace: WorkspaceOpt = Path(".")) -> None:
+def build(
+    workspace: WorkspaceOpt = Path("."),
+    llm: LLMOpt = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="with the LLM engine: estimate calls, tokens and cost; call nothing"
+    )] = False,
+) -> None:
     """Extract entities and triples from new documents and link the three layers."""
     from medkg.workspace import Workspace
 
-    with _run(lambda: Workspace.open(workspace)) as ws, _progress() as progress:
-        report = _run(lambda: ws.build(progress))
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        _run(lambda: apply_llm_option(ws.settings, llm))
+        if dry_run:
+            if ws.settings.extraction.engine != "llm":
+                console.print("the builtin engine makes no LLM calls: nothing to estimate "
+                              "(pass --llm BACKEND:MODEL)")
+                return
+            est = _run(ws.estimate_build)
+            out.print(f"{est.documents} document(s) to build: {est.calls} LLM call(s), about "
+                      f"{est.prompt_tokens} prompt and {est.completion_tokens} output tokens, "
+                      f"estimated cost ${est.cost_usd:.4f} (before cache hits)")
+            return
+        uses_llm = ws.settings.extraction.engine == "llm"
+        before = ws.ledger.failure_count() if uses_llm else 0
+        with _progress() as progress:
+            report = _run(lambda: ws.build(progress))
+        failures = ws.ledger.failure_count() - before if uses_llm else 0
     console.print(
         f"built {report.documents} new document(s); the graph has {report.entities} entities, "
         f"{report.triples} triples and {report.links} cross-layer links"
     )
+    if failures:
+        console.print(f"[yellow]{failures} LLM item(s) failed[/]; `medkg stats` lists them")
 
 
 @app.command()
@@ -83,11 +114,13 @@ def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     workspace: WorkspaceOpt = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    llm: LLMOpt = None,
 ) -> None:
     """Answer a question with numbered citations and definitions."""
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
+        _run(lambda: apply_llm_option(ws.settings, llm))
         answer = _run(lambda: ws.ask(question))
     if as_json:
         sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
@@ -102,10 +135,25 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         counts = ws.store.counts()
+        has_ledger = (ws.root / "llm" / "llm.sqlite").exists()
+        cfg = ws.settings.llm
+        ledger = ws.ledger.summary(cfg.price_in_per_mtok, cfg.price_out_per_mtok) \
+            if has_ledger else []
+        failures = ws.ledger.failures(20) if has_ledger else []
     table = Table("what", "count")
     for key, value in counts.items():
         table.add_row(key, str(value))
     out.print(table)
+    if ledger:
+        calls = Table("LLM stage", "calls", "cache hits", "tokens in", "tokens out",
+                      "parsed first", "repaired", "failed", "cost USD", title="LLM ledger")
+        for s in ledger:
+            calls.add_row(s.stage, str(s.calls), str(s.cache_hits), str(s.prompt_tokens),
+                          str(s.completion_tokens), str(s.first_parsed), str(s.repaired),
+                          str(s.failed), f"{s.cost_usd:.4f}")
+        out.print(calls)
+    for stage, item, reason in failures:
+        out.print(f"failed {stage} {item}: {reason}", highlight=False)
 
 
 @app.command()

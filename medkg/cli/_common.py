@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from medkg.config import Settings
 from medkg.errors import MedKGError
 
 console = Console(stderr=True)
@@ -59,3 +60,24 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
             bar.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+LLMOpt = Annotated[
+    str | None,
+    typer.Option("--llm", help="extract with a chat model for this run: openai:MODEL (any "
+                 "OpenAI-compatible endpoint, llm.base_url) or gguf:PATH/TO/model.gguf"),
+]
+
+
+def apply_llm_option(settings: Settings, option: str | None) -> None:
+    """``--llm BACKEND:MODEL`` switches this run to the LLM engine, for extraction
+    and answers (not saved)."""
+    if option is None:
+        return
+    from medkg.llm.client import parse_llm_option
+
+    backend, model = parse_llm_option(option)
+    settings.llm.backend = backend  # type: ignore[assignment]
+    settings.llm.model = model
+    settings.extraction.engine = "llm"
+    settings.retrieval.answer_engine = "llm"

@@ -45,6 +45,43 @@ COMMON_WORDS = frozenset({
 })
 
 
+class Normaliser:
+    """Text of a given semantic group -> a concept id, and whether the name matched
+    exactly. A learned lexicon first, then exact names, then approximate
+    candidates of the same group; "" when none fits. Cached: names repeat."""
+
+    def __init__(self, index: ConceptIndex, lexicon: Lexicon | None = None) -> None:
+        self.index = index
+        self.lexicon = lexicon
+        self._cache: dict[tuple[str, str], tuple[str, bool]] = {}
+
+    def learned(self, text: str) -> Concept | None:
+        """The concept the lexicon names for ``text``, if the vocabulary has it."""
+        concept_id = self.lexicon.get(text) if self.lexicon is not None else None
+        return self.index.resolve(concept_id) if concept_id else None
+
+    def normalise(self, text: str, group: str) -> tuple[str, bool]:
+        key = (text, group)
+        if key not in self._cache:
+            self._cache[key] = self._normalise(text, group)
+        return self._cache[key]
+
+    def _normalise(self, text: str, group: str) -> tuple[str, bool]:
+        learned = self.learned(text)
+        if learned is not None and (learned.semantic_group or UNKNOWN_GROUP) in (
+                group, UNKNOWN_GROUP):
+            return learned.id, True
+        for concept in self.index.lookup(text):
+            if (concept.semantic_group or UNKNOWN_GROUP) in (group, UNKNOWN_GROUP):
+                return concept.id, True
+        # An approximate name must also be of the entity's own group: "granulosa cell
+        # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
+        for candidate in self.index.search(text, NORMALISE_K):
+            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
+                return candidate.concept.id, False
+        return "", False
+
+
 class VocabularyMatcher:
     """Marks vocabulary terms in a Doc as entities (longest match wins).
 
@@ -59,32 +96,25 @@ class VocabularyMatcher:
         self.min_term_chars = min_term_chars
         self._stop_words = frozenset(nlp.Defaults.stop_words) | COMMON_WORDS
         self._index: ConceptIndex | None = None
-        self._lexicon: Lexicon | None = None
-        # (surface text, group) -> (concept id, matched exactly): names repeat in a corpus.
-        self._normalised: dict[tuple[str, str], tuple[str, bool]] = {}
+        self._normaliser: Normaliser | None = None
 
     def add_concepts(self, index: ConceptIndex, lexicon: Lexicon | None = None) -> None:
         """The vocabulary to match, and optionally a learned lexicon consulted first."""
         self._index = index
-        self._lexicon = lexicon
-        self._normalised.clear()
-
-    def _learned(self, text: str) -> Concept | None:
-        """The concept the lexicon names for ``text``, if the vocabulary has it."""
-        assert self._index is not None
-        concept_id = self._lexicon.get(text) if self._lexicon is not None else None
-        return self._index.resolve(concept_id) if concept_id else None
+        self._normaliser = Normaliser(index, lexicon)
 
     def __call__(self, doc: Doc) -> Doc:
         if self._index is None:
             raise RuntimeError("medkg_vocab_matcher has no vocabulary: call add_concepts first")
         index = self._index
+        assert self._normaliser is not None
+        normaliser = self._normaliser
         abbreviations = find_abbreviations(doc.text)
         # Entities a trained model found keep their span and type; they get a concept.
         learned: list[Span] = []
         approximate: set[int] = set()  # start tokens of learned spans normalised only loosely
         for e in doc.ents:
-            concept_id, exact = self._normalise(abbreviations.get(e.text, e.text), e.label_)
+            concept_id, exact = normaliser.normalise(abbreviations.get(e.text, e.text), e.label_)
             learned.append(Span(doc, e.start, e.end, label=e.label_, kb_id=concept_id))
             if not exact:
                 approximate.add(e.start)
@@ -98,7 +128,7 @@ class VocabularyMatcher:
                           for m in re.finditer(rf"(?<!\w){re.escape(short)}(?!\w)", doc.text)]
         spans = list(learned)
         for start, end, concept in found:
-            concept = self._learned(doc.text[start:end]) or concept
+            concept = normaliser.learned(doc.text[start:end]) or concept
             if concept.semantic_group in MODEL_ONLY_GROUPS:
                 continue
             span = doc.char_span(start, end, alignment_mode="expand",
@@ -130,33 +160,6 @@ class VocabularyMatcher:
         if learned.kb_id_ == span.kb_id_:
             return loosely_normalised
         return learned.kb_id_ in self._index.ancestors(span.kb_id_)
-
-    def _normalise(self, text: str, group: str) -> tuple[str, bool]:
-        """The best concept id for a learned entity and whether its name matched
-        exactly: exact names first, then approximate candidates; the first whose
-        group fits. Empty if none does."""
-        assert self._index is not None
-        key = (text, group)
-        if key not in self._normalised:
-            self._normalised[key] = self._normalise_uncached(text, group)
-        return self._normalised[key]
-
-    def _normalise_uncached(self, text: str, group: str) -> tuple[str, bool]:
-        assert self._index is not None
-        learned = self._learned(text)
-        if learned is not None and (learned.semantic_group or UNKNOWN_GROUP) in (
-                group, UNKNOWN_GROUP):
-            return learned.id, True
-        exact = self._index.lookup(text)
-        for concept in exact:
-            if (concept.semantic_group or UNKNOWN_GROUP) in (group, UNKNOWN_GROUP):
-                return concept.id, True
-        # An approximate name must also be of the entity's own group: "granulosa cell
-        # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
-        for candidate in self._index.search(text, NORMALISE_K):
-            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
-                return candidate.concept.id, False
-        return "", False
 
 
 @Language.component("medkg_sentences")

@@ -1,0 +1,95 @@
+"""What each LLM stage must answer: pydantic models whose JSON schema is sent
+with the prompt (and compiled to a grammar by the gguf backend).
+
+Every list and string is bounded: a grammar-constrained small model otherwise
+repeats items until ``max_tokens`` cuts the JSON off. With the bounds, the
+longest answer fits in ``llm.max_tokens`` (default 1536) and always parses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from medkg.model import Predicate, Qualifiers
+
+EntityType = Literal["chemical", "drug", "disease", "symptom", "finding", "gene", "procedure",
+                     "lab_test", "anatomy", "organism", "device", "other"]
+Assertion = Literal["present", "absent", "possible", "hypothetical", "historical", "family"]
+
+# LLM entity types -> UMLS semantic groups.
+TYPE_GROUPS: dict[str, str] = {
+    "chemical": "CHEM", "drug": "CHEM", "disease": "DISO", "symptom": "DISO",
+    "finding": "DISO", "gene": "GENE", "procedure": "PROC", "lab_test": "PROC",
+    "anatomy": "ANAT", "organism": "LIVB", "device": "DEVI", "other": "CONC",
+}
+
+
+NAME = 60  # characters
+NOTE = 80
+MAX_ENTITIES = 10
+MAX_RELATIONS = 6
+MAX_TAG_TERMS = 6
+
+
+class ExtractedEntity(BaseModel):
+    name: str = Field(min_length=1, max_length=NAME,
+                      description="the entity exactly as written in the text")
+    type: EntityType
+    context: str = Field("", max_length=NOTE,
+                         description="how the text uses the entity, in a few words")
+    assertion: Assertion = "present"
+
+    def qualifiers(self) -> Qualifiers:
+        return Qualifiers(
+            negated=self.assertion == "absent", uncertain=self.assertion == "possible",
+            hypothetical=self.assertion == "hypothetical",
+            historical=self.assertion == "historical",
+            experiencer="family" if self.assertion == "family" else "patient")
+
+
+class ExtractedRelation(BaseModel):
+    head: str = Field(min_length=1, max_length=NAME)
+    predicate: Predicate
+    tail: str = Field(min_length=1, max_length=NAME)
+    confidence: float = Field(0.7, ge=0, le=1)
+
+
+class ExtractionAnswer(BaseModel):
+    entities: list[ExtractedEntity] = Field(max_length=MAX_ENTITIES)
+    relations: list[ExtractedRelation] = Field(default_factory=list, max_length=MAX_RELATIONS)
+
+
+class GeneratedTriple(BaseModel):
+    head: str = Field(min_length=1, max_length=NAME)
+    predicate: Predicate
+    tail: str = Field(min_length=1, max_length=NAME)
+    # Long strings stay unbounded: llama.cpp spells a length bound out as nested
+    # optional characters, and a grammar for hundreds of them crashes its sampler.
+    evidence: str = Field("", description="the sentence that states it, copied exactly")
+    confidence: float = Field(0.7, ge=0, le=1)
+
+
+class TripleAnswer(BaseModel):
+    triples: list[GeneratedTriple] = Field(max_length=MAX_RELATIONS)
+
+
+Terms = Annotated[list[Annotated[str, Field(max_length=NAME)]], Field(max_length=MAX_TAG_TERMS)]
+
+
+class TagSummaryAnswer(BaseModel):
+    symptoms_and_signs: Terms = []
+    diagnoses_and_conditions: Terms = []
+    patient_history: Terms = []
+    anatomy_and_body_functions: Terms = []
+    medications_and_doses: Terms = []
+    procedures: Terms = []
+    laboratory_results: Terms = []
+    adverse_events: Terms = []
+
+
+class CitedAnswer(BaseModel):
+    answer: str = Field(min_length=1)
+    citations: list[int] = Field(default_factory=list, max_length=20,
+                                 description="numbers of the sources the answer uses")
