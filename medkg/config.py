@@ -88,6 +88,12 @@ class LLMConfig(BaseModel):
 class LinkingConfig(BaseModel):
     reference_threshold: float = Field(0.80, ge=0, le=1)
     definition_threshold: float = Field(0.80, ge=0, le=1)
+    resolution: bool = Field(True, description="merge entities that name the same thing")
+    resolution_min_cosine: float = Field(0.85, ge=0, le=1)
+    resolution_min_name_similarity: float = Field(0.75, ge=0, le=1)
+    resolution_candidates: int = Field(10, ge=1)
+    ann_threshold: int = Field(20_000, ge=1, description="vector indexes of this many "
+                               "vectors or more search an HNSW graph (usearch), not exactly")
 
 
 class RetrievalConfig(BaseModel):

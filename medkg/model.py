@@ -257,6 +257,8 @@ class Triple(BaseModel):
 class LinkKind(StrEnum):
     REFERENCE_OF = "reference_of"  # user entity -> literature entity
     DEFINITION_OF = "definition_of"  # literature (or user) entity -> vocabulary concept
+    SAME_AS = "same_as"  # entity resolution: merged entity -> survivor, same layer
+    DIFFERENT_FROM = "different_from"  # a curator undid a merge; it is never made again
 
 
 class Link(BaseModel):

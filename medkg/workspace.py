@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING
 
 from medkg.config import Settings
 from medkg.errors import DocumentError, MedKGError, WorkspaceError
-from medkg.model import Chunk, Document, Layer
+from medkg.model import Chunk, Document, Entity, Layer, Link, LinkKind
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
     from medkg.construction.extraction import ChunkExtraction, Relate
-    from medkg.linking.embeddings import CachedEmbedder
+    from medkg.linking.embeddings import CachedEmbedder, Matrix
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
     from medkg.llm.ledger import Ledger
@@ -188,7 +188,8 @@ class Workspace:
             from medkg.linking.vectors import VectorIndex
 
             self._indexes[kind] = VectorIndex(
-                self.embedder.dim, self.root / "vectors" / f"{kind}.npz"
+                self.embedder.dim, self.root / "vectors" / f"{kind}.npz",
+                ann_threshold=self.settings.linking.ann_threshold,
             )
         return self._indexes[kind]
 
@@ -451,9 +452,57 @@ class Workspace:
         links = link_references(user, user_vectors, literature, index, cfg)
         links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg)
         links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg)
+        if cfg.resolution:
+            links += self._resolve(Layer.USER, user, user_vectors, index)
+            links += self._resolve(Layer.LITERATURE, literature, lit_vectors, index)
         self.store.add_links(links)
         progress("link", 1, 1)
         return len(links)
+
+    def _resolve(self, layer: Layer, entities: list[Entity], vectors: Matrix,
+                 index: VectorIndex) -> list[Link]:
+        """``same_as`` links for one layer; merges that no longer hold are removed,
+        merges a curator undid (``different_from``) are never made again."""
+        from medkg.abbreviations import find_abbreviations
+        from medkg.linking.resolution import ResolutionSettings, resolve
+
+        cfg = self.settings.linking
+        abbreviations: dict[str, str] = {}
+        for doc_id in self.store.document_ids(layer):
+            abbreviations.update(find_abbreviations(self.store.document(doc_id).text))
+        refused = [(x.source, x.target) for x in self.store.links(kind=LinkKind.DIFFERENT_FROM)]
+        settings = ResolutionSettings(candidates=cfg.resolution_candidates,
+                                      min_cosine=cfg.resolution_min_cosine,
+                                      min_name_similarity=cfg.resolution_min_name_similarity)
+        merges = resolve(entities, vectors, index, abbreviations, refused, settings)
+        ids = {e.id for e in entities}
+        stale = [x for x in self.store.links(kind=LinkKind.SAME_AS)
+                 if x.source in ids and x not in merges]
+        self.store.remove_links(stale)
+        return merges
+
+    def merges(self) -> list[tuple[Link, Entity, Entity]]:
+        """Every entity-resolution merge with the two entities (their mentions say
+        which documents they come from)."""
+        out = []
+        for link in self.store.links(kind=LinkKind.SAME_AS):
+            out.append((link, self.store.entity(link.source), self.store.entity(link.target)))
+        return out
+
+    def undo_merge(self, entity_id: str) -> Link:
+        """Split ``entity_id`` from the entity it was merged into, for good: the
+        ``same_as`` link goes, a ``different_from`` link keeps later builds from
+        merging them again."""
+        found = [x for x in self.store.links(source=entity_id, kind=LinkKind.SAME_AS)]
+        if not found:
+            raise WorkspaceError(f"{entity_id} is not merged into another entity",
+                                 hint="`medkg merges list` shows the merges")
+        link = found[0]
+        self.store.remove_links([link])
+        refusal = Link(kind=LinkKind.DIFFERENT_FROM, source=link.source, target=link.target,
+                       score=link.score, method="curator")
+        self.store.add_links([refusal])
+        return refusal
 
     # -- ask / export ---------------------------------------------------------------
 

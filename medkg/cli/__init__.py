@@ -21,6 +21,7 @@ from medkg.cli._common import (
     out,
 )
 from medkg.cli.evaluate import evaluate
+from medkg.cli.merges import merges
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.errors import MedKGError
 from medkg.model import Layer
@@ -33,6 +34,7 @@ app = typer.Typer(
 )
 app.add_typer(vocab, name="vocab")
 app.add_typer(evaluate, name="eval")
+app.add_typer(merges, name="merges")
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"
 

@@ -36,7 +36,7 @@ from medkg.model import (
     stable_id,
 )
 from medkg.store import rdf_mapping as rm
-from medkg.store.vocab import BIOLINK, MKG, IRIs
+from medkg.store.vocab import BIOLINK, LINK_PREDICATES, MKG, IRIs
 
 Props = dict[URIRef, list[Node]]
 Lookup = Callable[[URIRef], Props]
@@ -386,6 +386,21 @@ class RDFGraphStore:
             target = self._link_node(link.kind, link.target, target=True)
             quads += rm.link_quads(self.iris, link, source, target)
         self._write(quads)
+
+    def remove_links(self, links: Iterable[Link]) -> int:
+        """Remove links (matched by kind, source and target); returns how many were there."""
+        removed = 0
+        for link in links:
+            source = self._link_node(link.kind, link.source, target=False)
+            target = self._link_node(link.kind, link.target, target=True)
+            graph = self._graph(self.iris.graph("links"))
+            node = self.iris.node("link", link.id)
+            if (node, RDF.type, MKG.Link) not in graph:
+                continue
+            graph.remove((node, None, None))
+            graph.remove((source, LINK_PREDICATES[link.kind], target))
+            removed += 1
+        return removed
 
     def links(self, *, source: str | None = None, kind: LinkKind | None = None) -> list[Link]:
         graph = self.iris.graph("links")

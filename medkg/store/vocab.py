@@ -6,7 +6,7 @@ IRIs); data nodes live under the workspace's base IRI.
 
 from __future__ import annotations
 
-from rdflib import Namespace, URIRef
+from rdflib import OWL, Namespace, URIRef
 
 from medkg.model import Layer, LinkKind, Predicate
 
@@ -22,6 +22,8 @@ OBO = "http://purl.obolibrary.org/obo/"
 LINK_PREDICATES: dict[LinkKind, URIRef] = {
     LinkKind.REFERENCE_OF: MKG.referenceOf,
     LinkKind.DEFINITION_OF: MKG.definitionOf,
+    LinkKind.SAME_AS: OWL.sameAs,
+    LinkKind.DIFFERENT_FROM: OWL.differentFrom,
 }
 
 

@@ -203,6 +203,22 @@ def test_links(store: GraphStore) -> None:
     assert len(store.links()) == 2
 
 
+def test_same_as_links_can_be_removed(store: GraphStore) -> None:
+    merge = Link(kind=LinkKind.SAME_AS, source="ent-a", target="ent-b", score=0.93,
+                 method="resolution")
+    other = Link(kind=LinkKind.REFERENCE_OF, source="ent-a", target="ent-c", score=0.9,
+                 method="embedding")
+    store.add_links([merge, other])
+    assert store.remove_links([merge]) == 1
+    assert store.remove_links([merge]) == 0  # already gone
+    assert store.links() == [other]
+    counts = store.counts()
+    store.add_links([merge])
+    assert store.counts()["quads"] > counts["quads"]
+    store.remove_links([merge])
+    assert store.counts() == counts  # nothing of the link is left behind
+
+
 @pytest.mark.parametrize("fmt", ["ttl", "trig", "nq", "jsonld"])
 def test_export_parses_back(store: GraphStore, tmp_path: Path, fmt: str) -> None:
     doc, chunks = doc_and_chunks()
