@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import VocabularyLoad
     from medkg.retrieval.answer import Answer
-    from medkg.store.base import GraphStore
+    from medkg.store.base import Deletion, GraphStore
 
 CONFIG_FILE = "medkg.toml"
 STAGE_INGESTED = "ingested"
@@ -480,6 +480,16 @@ class Workspace:
                  if x.source in ids and x not in merges]
         self.store.remove_links(stale)
         return merges
+
+    def delete_document(self, document_id: str) -> Deletion:
+        """Remove a document and what only it supported, from the graph and the
+        vector indexes; what other documents also support stays."""
+        gone = self.store.delete_document(document_id)
+        for kind, ids in (("chunks", gone.chunks), ("entities", gone.entities)):
+            index = self.index(kind)
+            index.delete(ids)
+            index.save()
+        return gone
 
     def merges(self) -> list[tuple[Link, Entity, Entity]]:
         """Every entity-resolution merge with the two entities (their mentions say

@@ -159,6 +159,42 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
 
 
 @app.command()
+def documents(workspace: WorkspaceOpt = Path(".")) -> None:
+    """List the documents: id, layer, title, source and the stages done."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        rows = []
+        for layer in (Layer.USER, Layer.LITERATURE):
+            for doc_id in ws.store.document_ids(layer):
+                doc = ws.store.document(doc_id)
+                rows.append((doc_id, layer.value, doc.title, doc.source,
+                             ", ".join(sorted(ws.store.stages(doc_id)))))
+    table = Table("id", "layer", "title", "source", "stages")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+
+
+@app.command()
+def delete(
+    document_ids: Annotated[list[str], typer.Argument(help="ids of documents to delete")],
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Delete documents and what only they supported (chunks, mentions, evidence,
+    entities and triples left without support, their links and vectors)."""
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        for doc_id in document_ids:
+            gone = _run(lambda doc_id=doc_id: ws.delete_document(doc_id))  # type: ignore[misc]
+            console.print(f"deleted {doc_id}: {len(gone.chunks)} chunk(s), {gone.mentions} "
+                          f"mention(s), {gone.evidence} evidence span(s), "
+                          f"{len(gone.entities)} entit(ies) and {len(gone.triples)} triple(s) "
+                          f"no other document supports, {gone.links} link(s)")
+
+
+@app.command()
 def export(
     output: Annotated[Path, typer.Argument(help="file to write")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="ttl, trig, nq or jsonld")] = "ttl",

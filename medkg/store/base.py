@@ -10,10 +10,23 @@ backend.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from medkg.model import Chunk, Concept, Document, Entity, Layer, Link, LinkKind, Triple
+
+
+@dataclass
+class Deletion:
+    """What deleting a document removed: everything only it supported."""
+
+    chunks: list[str] = field(default_factory=list)
+    mentions: int = 0
+    evidence: int = 0
+    entities: list[str] = field(default_factory=list)  # left without any mention
+    triples: list[str] = field(default_factory=list)  # left without any evidence
+    links: int = 0
 
 
 @runtime_checkable
@@ -25,6 +38,7 @@ class GraphStore(Protocol):
     def has_document(self, document_id: str) -> bool: ...
     def document(self, document_id: str) -> Document: ...
     def document_ids(self, layer: Layer | None = None) -> list[str]: ...
+    def delete_document(self, document_id: str) -> Deletion: ...
     def chunk(self, chunk_id: str) -> Chunk: ...
     def chunks(self, document_id: str) -> list[Chunk]: ...
 

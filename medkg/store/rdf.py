@@ -36,6 +36,7 @@ from medkg.model import (
     stable_id,
 )
 from medkg.store import rdf_mapping as rm
+from medkg.store.base import Deletion
 from medkg.store.vocab import BIOLINK, LINK_PREDICATES, MKG, IRIs
 
 Props = dict[URIRef, list[Node]]
@@ -176,6 +177,56 @@ class RDFGraphStore:
         graph = self.iris.graph(layer) if layer else None
         nodes = self._subjects(RDF.type, MKG.Document, graph)
         return sorted(str(_one(self._props(n), MKG.id)) for n in nodes)
+
+    def delete_document(self, document_id: str) -> Deletion:
+        """Remove a document and everything only it supports: its chunks, the
+        mentions and evidence in it, entities left without mentions, triples left
+        without evidence (or whose entity went), and links to what was removed.
+
+        The document node goes last and orphans are swept from the whole layer,
+        so a delete interrupted by a crash completes when run again."""
+        graph_iri = self._document_graph(document_id)
+        graph = self._graph(graph_iri)
+        doc = self.iris.node("doc", document_id)
+        out = Deletion()
+        for node in self._subjects(MKG.document, doc, graph_iri):
+            if (node, RDF.type, MKG.Mention) in graph:
+                graph.remove((None, MKG.mention, node))
+                out.mentions += 1
+            elif (node, RDF.type, MKG.Evidence) in graph:
+                graph.remove((None, PROV.wasDerivedFrom, node))
+                out.evidence += 1
+            elif (node, RDF.type, MKG.Chunk) in graph:
+                out.chunks.append(self._id_of(node))
+            graph.remove((node, None, None))
+        gone_entities = {URIRef(str(e)) for e in graph.subjects(RDF.type, MKG.Entity)
+                         if (e, MKG.mention, None) not in graph}
+        gone_statements = {
+            URIRef(str(x)) for x in graph.subjects(RDF.type, MKG.Assertion)
+            if (x, PROV.wasDerivedFrom, None) not in graph
+            or graph.value(x, RDF.subject) in gone_entities
+            or graph.value(x, RDF.object) in gone_entities}
+        gone = {self._id_of(e) for e in gone_entities}
+        out.links = self.remove_links(
+            [x for x in self.links() if x.source in gone or x.target in gone])
+        for s_node in gone_statements:
+            head, tail = graph.value(s_node, RDF.subject), graph.value(s_node, RDF.object)
+            predicate = graph.value(s_node, RDF.predicate)
+            graph.remove((s_node, None, None))
+            out.triples.append(self._id_of(s_node))
+            # The plain fact goes when no other positive statement of it remains.
+            if head is not None and predicate is not None and tail is not None and not any(
+                    (x, RDF.predicate, predicate) in graph and (x, RDF.object, tail) in graph
+                    and not _is_true(graph.value(x, MKG.negated))
+                    for x in graph.subjects(RDF.subject, head)):
+                graph.remove((head, predicate, tail))
+        for e in gone_entities:
+            graph.remove((e, None, None))
+        graph.remove((doc, None, None))
+        out.entities = sorted(gone)
+        out.chunks.sort()
+        out.triples.sort()
+        return out
 
     def _chunk_from(self, props: Props, layer: Layer, document_id: str) -> Chunk:
         return Chunk(
@@ -464,3 +515,7 @@ class RDFGraphStore:
 
     def close(self) -> None:
         self._ds.close()
+
+
+def _is_true(node: Node | None) -> bool:
+    return isinstance(node, Literal) and bool(node.toPython())

@@ -246,3 +246,89 @@ def test_oxigraph_persists_across_reopen(tmp_path: Path) -> None:
     second = BACKENDS["oxigraph"](tmp_path)
     assert second.document(doc.id) == doc
     second.close()
+
+
+def test_deleting_a_document_removes_only_what_it_alone_supports(store: GraphStore) -> None:
+    doc_a, chunks_a = doc_and_chunks()
+    doc_b, chunks_b = doc_and_chunks(TEXT + " Again.")
+    empty = store.counts()
+    store.add_document(doc_b, chunks_b)
+    only_b = store.counts()
+    store.add_document(doc_a, chunks_a)
+    # metformin and diabetes are in both documents; nausea only in A.
+    drug_a, drug_b = (entity("metformin", "CHEM", d, c[0], 0) for d, c in
+                      ((doc_a, chunks_a), (doc_b, chunks_b)))
+    dis_a, dis_b = (entity("type 2 diabetes", "DISO", d, c[0], 17) for d, c in
+                    ((doc_a, chunks_a), (doc_b, chunks_b)))
+    nausea = entity("nausea", "DISO", doc_a, chunks_a[1], 48)
+    store.add_entities([drug_a, drug_b, dis_a, dis_b, nausea])
+
+    def evidence(doc: Document, chunk: Chunk) -> Evidence:
+        return Evidence(chunk_id=chunk.id, document_id=doc.id, start=chunk.start,
+                        end=chunk.end, quote=chunk.text)
+
+    q = Qualifiers()
+    treats = Triple(id=Triple.key_for(Layer.LITERATURE, drug_a.id, Predicate.TREATS, dis_a.id, q),
+                    layer=Layer.LITERATURE, head=drug_a.id, predicate=Predicate.TREATS,
+                    tail=dis_a.id, evidence=[evidence(doc_a, chunks_a[0]),
+                                             evidence(doc_b, chunks_b[0])], confidence=0.9)
+    adverse = Triple(id=Triple.key_for(Layer.LITERATURE, drug_a.id, Predicate.HAS_ADVERSE_EFFECT,
+                                       nausea.id, q),
+                     layer=Layer.LITERATURE, head=drug_a.id,
+                     predicate=Predicate.HAS_ADVERSE_EFFECT, tail=nausea.id,
+                     evidence=[evidence(doc_a, chunks_a[1])], confidence=0.7)
+    store.add_triples([treats, adverse])
+    link = Link(kind=LinkKind.DEFINITION_OF, source=nausea.id, target="MEDKG:nausea", score=1.0,
+                method="normalisation")
+    store.add_links([link])
+
+    gone = store.delete_document(doc_a.id)
+    assert gone.chunks == sorted(c.id for c in chunks_a)
+    assert gone.entities == [nausea.id] and gone.triples == [adverse.id]
+    assert (gone.mentions, gone.evidence, gone.links) == (3, 2, 1)
+    assert not store.has_document(doc_a.id) and store.document_ids() == [doc_b.id]
+    [kept] = store.triples(Layer.LITERATURE)
+    assert kept.id == treats.id and [e.document_id for e in kept.evidence] == [doc_b.id]
+    assert {e.name: len(e.mentions) for e in store.entities(Layer.LITERATURE)} == {
+        "metformin": 1, "type 2 diabetes": 1}
+    assert store.links() == []
+    # Deleting the other document leaves the store as empty as it began.
+    store.delete_document(doc_b.id)
+    assert store.counts() == empty
+    assert only_b != empty
+    with pytest.raises(NotFoundError):
+        store.delete_document(doc_b.id)
+
+
+def test_an_interrupted_delete_completes_when_run_again(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc, chunks = doc_and_chunks()
+    empty = store.counts()
+    store.add_document(doc, chunks)
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    nausea = entity("nausea", "DISO", doc, chunks[1], 48)
+    store.add_entities([drug, nausea])
+    q = Qualifiers()
+    store.add_triples([Triple(
+        id=Triple.key_for(Layer.LITERATURE, drug.id, Predicate.HAS_ADVERSE_EFFECT, nausea.id, q),
+        layer=Layer.LITERATURE, head=drug.id, predicate=Predicate.HAS_ADVERSE_EFFECT,
+        tail=nausea.id, confidence=0.7,
+        evidence=[Evidence(chunk_id=chunks[1].id, document_id=doc.id, start=34,
+                           end=len(TEXT), quote=TEXT[34:])])])
+    calls = {"n": 0}
+    original = rdflib.Graph.remove
+
+    def crash_after_three(self: rdflib.Graph, triple: object) -> object:
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise KeyboardInterrupt("simulated crash")
+        return original(self, triple)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rdflib.Graph, "remove", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        store.delete_document(doc.id)
+    monkeypatch.setattr(rdflib.Graph, "remove", original)
+    assert store.has_document(doc.id)  # the document goes last: the delete can be rerun
+    store.delete_document(doc.id)
+    assert store.counts() == empty
