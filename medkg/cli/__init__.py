@@ -22,6 +22,7 @@ from medkg.cli._common import (
 )
 from medkg.cli.evaluate import evaluate
 from medkg.cli.merges import merges
+from medkg.cli.rules import rules
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.errors import MedKGError
 from medkg.model import Layer
@@ -35,6 +36,7 @@ app = typer.Typer(
 app.add_typer(vocab, name="vocab")
 app.add_typer(evaluate, name="eval")
 app.add_typer(merges, name="merges")
+app.add_typer(rules, name="rules")
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"
 
