@@ -31,6 +31,7 @@ from medkg.linking.embeddings import Matrix
 from medkg.linking.linker import compatible
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Entity, Link, LinkKind
+from medkg.unionfind import UnionFind
 
 OPPOSED_PREFIXES = (("hyper", "hypo"), ("hyper", "normo"), ("hypo", "normo"),
                     ("tachy", "brady"), ("micro", "macro"), ("poly", "olig"),
@@ -94,21 +95,6 @@ def _different_concepts(a: Entity, b: Entity) -> bool:
     return bool(a.concept_ids and b.concept_ids and not set(a.concept_ids) & set(b.concept_ids))
 
 
-class _Clusters:
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a: str, b: str) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
 def resolve(
     entities: Sequence[Entity],
     vectors: Matrix,
@@ -125,7 +111,7 @@ def resolve(
     by_id = {e.id: e for e in entities}
     no = {frozenset(p) for p in refused}
     expansions = {k.lower(): v.lower() for k, v in (abbreviations or {}).items()}
-    clusters = _Clusters()
+    clusters = UnionFind()
     scored: dict[frozenset[str], tuple[float, str]] = {}
     for entity, vector in zip(entities, vectors, strict=True):
         for other_id, cosine in index.search(vector, settings.candidates + 1, set(by_id)):

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 from medkg.model import Concept
 from medkg.ontology.index import normalize_term
+from medkg.unionfind import UnionFind
 
 DEFAULT_PREFERENCE = ("MESH", "UMLS", "DOID", "MONDO", "HP", "DRUGBANK")
 _OPEN = {None, "", "CONC"}
@@ -27,21 +28,6 @@ _OPEN = {None, "", "CONC"}
 
 def _prefix(concept_id: str) -> str:
     return concept_id.split(":", 1)[0].upper()
-
-
-class _Groups:
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a: str, b: str) -> None:
-        self.parent[self.find(a)] = self.find(b)
 
 
 def _compatible(a: str | None, b: str | None) -> bool:
@@ -58,7 +44,7 @@ def merge_equivalents(
     by_id: dict[str, Concept] = {}
     for c in concepts:
         by_id[c.id] = _fold(by_id[c.id], c) if c.id in by_id else c
-    groups = _Groups()
+    groups = UnionFind()
     for c in by_id.values():
         for ref in c.xrefs:
             if ref in by_id and _compatible(c.semantic_group, by_id[ref].semantic_group):
