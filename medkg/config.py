@@ -56,6 +56,8 @@ class ExtractionConfig(BaseModel):
         description="'bundled' (mention -> concept choices learned from annotated "
         "corpora, medkg/models/lexicon), 'none' or a path to such a file",
     )
+    verify: bool = Field(True, description="keep out triples that break a hard rule of "
+                         "the RuleHub (medkg rules list); each is recorded with its reason")
     relation_model: str = Field(
         "none",
         description="'bundled' adds the learned chemical->disease classifier "

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from medkg.config import Settings
 from medkg.errors import DocumentError, MedKGError, WorkspaceError
-from medkg.model import Chunk, Document, Entity, Layer, Link, LinkKind
+from medkg.model import Chunk, Document, Entity, Layer, Link, LinkKind, Triple
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -68,6 +68,7 @@ class BuildReport:
     entities: int = 0
     triples: int = 0
     links: int = 0
+    rejected: int = 0  # triples the RuleHub's hard rules kept out of the graph
 
 
 @dataclass
@@ -376,6 +377,9 @@ class Workspace:
             entities, triples = assemble(
                 layer, extraction, concepts, self.settings.extraction.context_chars,
             )
+            if self.settings.extraction.verify:
+                triples, rejected = self._verify(entities, triples)
+                report.rejected += rejected
             self.store.add_entities(entities)
             self.store.add_triples(triples)
             self.store.mark_stage(doc_id, STAGE_EXTRACTED)
@@ -387,6 +391,22 @@ class Workspace:
         report.entities = counts["user.entities"] + counts["literature.entities"]
         report.triples = counts["user.triples"] + counts["literature.triples"]
         return report
+
+    def _verify(self, entities: list[Entity], triples: list[Triple]
+                ) -> tuple[list[Triple], int]:
+        """Keep the triples no hard rule of the RuleHub rejects; record each rejected
+        one with the rule and its reason (``medkg stats`` lists them)."""
+        from medkg.rulehub.verify import Verifier
+
+        violations = Verifier(min_triples=0).check(triples, {e.id: e for e in entities})
+        rejected: dict[str, list[str]] = {}
+        for v in violations:
+            if v.hard and v.triple_id is not None:
+                rejected.setdefault(v.triple_id, []).append(
+                    f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else ""))
+        for triple_id, reasons in rejected.items():
+            self.ledger.fail("verify", triple_id, "; ".join(reasons))
+        return [t for t in triples if t.id not in rejected], len(rejected)
 
     def _llm_engine(self, concepts: ConceptIndex
                     ) -> Callable[[list[Chunk]], Iterable[ChunkExtraction]]:

@@ -101,14 +101,17 @@ def build(
                       f"estimated cost ${est.cost_usd:.4f} (before cache hits)")
             return
         uses_llm = ws.settings.extraction.engine == "llm"
-        before = ws.ledger.failure_count() if uses_llm else 0
+        before = ws.ledger.failure_count("extract") if uses_llm else 0
         with _progress() as progress:
             report = _run(lambda: ws.build(progress))
-        failures = ws.ledger.failure_count() - before if uses_llm else 0
+        failures = ws.ledger.failure_count("extract") - before if uses_llm else 0
     console.print(
         f"built {report.documents} new document(s); the graph has {report.entities} entities, "
         f"{report.triples} triples and {report.links} cross-layer links"
     )
+    if report.rejected:
+        console.print(f"{report.rejected} triple(s) broke a hard rule and were kept out; "
+                      "`medkg stats` lists them")
     if failures:
         console.print(f"[yellow]{failures} LLM item(s) failed[/]; `medkg stats` lists them")
 

@@ -129,9 +129,14 @@ class Ledger:
                              (time.time(), stage, item, reason))
             self._db.commit()
 
-    def failure_count(self) -> int:
+    def failure_count(self, stage: str | None = None) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM failures").fetchone()[0])
+            if stage is None:
+                row = self._db.execute("SELECT COUNT(*) FROM failures").fetchone()
+            else:
+                row = self._db.execute("SELECT COUNT(*) FROM failures WHERE stage = ?",
+                                       (stage,)).fetchone()
+        return int(row[0])
 
     def failures(self, limit: int = 100) -> list[tuple[str, str, str]]:
         with self._lock:

@@ -152,3 +152,15 @@ def test_rules_cli(tmp_path: Path) -> None:
                               str(tmp_path / "report.ttl")])
     assert bad.exit_code == 1 and "1 violation(s) of hard rules" in bad.output
     assert "T001" in (tmp_path / "report.ttl").read_text(encoding="utf-8")
+
+
+def test_build_keeps_out_triples_that_break_hard_rules(tmp_path: Path) -> None:
+    from medkg.workspace import Workspace
+
+    good = tri("metformin", Predicate.TREATS, "type 2 diabetes")
+    reversed_ = tri("type 2 diabetes", Predicate.TREATS, "metformin")
+    with Workspace.create(tmp_path / "ws") as ws:
+        kept, rejected = ws._verify(list(E.values()), [good, reversed_])
+        assert kept == [good] and rejected == 1
+        [(stage, item, reason)] = ws.ledger.failures()
+        assert (stage, item) == ("verify", reversed_.id) and reason.startswith("T001")
