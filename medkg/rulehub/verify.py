@@ -21,7 +21,8 @@ GENERIC = frozenset({"disease", "diseases", "patient", "patients", "treatment", 
                      "effect", "effects", "problem", "thing", "it", "this", "that"})
 MAX_NAME_WORDS = 12
 _UNITS = r"(?:mg|g|mcg|µg|ug|units?|iu|ml|mmol|meq|mg/kg|mg/m2)"
-_DOSE = re.compile(rf"(-?\d+(?:\.\d+)?)\s*{_UNITS}\b", re.IGNORECASE)
+# A minus sign only where no digit precedes it: "10-50 mg" is a range, not -50 mg.
+_DOSE = re.compile(rf"(?<![\d.])(-?\d+(?:\.\d+)?)\s*{_UNITS}\b", re.IGNORECASE)
 _BARE_DOSE = re.compile(rf"\bdoses?\s+(?:of\s+)?(\d+(?:\.\d+)?)\b(?!\s*(?:{_UNITS}|%|/))",
                         re.IGNORECASE)
 _AGE = re.compile(r"\b(\d{1,4})[- ]years?[- ]old\b|\baged\s+(\d{1,4})\b", re.IGNORECASE)
@@ -95,7 +96,9 @@ class Verifier:
         quotes = [e.quote for e in t.evidence if e.quote.strip()]
         if not quotes:
             out.append(self._v("S005", t))
-        elif not any(n.lower() in q.lower() for q in quotes for n in (head.name, tail.name)):
+        elif not any(n.lower() in q.lower() for q in quotes
+                     for n in {head.name, tail.name, *(m.text for m in head.mentions),
+                               *(m.text for m in tail.mentions)}):
             out.append(self._v("S006", t))
         if not 0.0 <= t.confidence <= 1.0:
             out.append(self._v("S007", t, str(t.confidence)))

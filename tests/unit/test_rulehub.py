@@ -71,6 +71,8 @@ def test_numeric_and_temporal_rules() -> None:
                                 E))
 
     assert rules_for("Metformin 0 mg daily treats type 2 diabetes.") == {"N001"}
+    assert rules_for("Metformin -5 mg treats type 2 diabetes.") == {"N001"}
+    assert rules_for("Metformin 500-1000 mg treats type 2 diabetes.") == set()
     assert rules_for("A dose of 500 metformin treats type 2 diabetes.") == {"N002"}
     assert rules_for("A 150-year-old man took metformin for type 2 diabetes.") == {"N003"}
     assert rules_for("Metformin controlled type 2 diabetes in 140% of patients.") == {"N004"}
@@ -125,7 +127,7 @@ def test_shacl_shapes_find_what_the_verifier_finds(store: RDFGraphStore) -> None
     report = validate(store)
     assert not report.conforms
     assert {"T001", "C001", "C002", "C003"} <= set(report.by_rule)
-    assert report.hard_violations >= 4
+    assert report.hard_violations >= 3 and report.warnings >= 1  # C002 is soft
     store.close()
 
 
