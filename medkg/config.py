@@ -65,6 +65,28 @@ class ExtractionConfig(BaseModel):
     )
 
 
+class ConstructionConfig(BaseModel):
+    """The SAC-KG loop (``medkg build --levels N``): generate triples about each head
+    entity from the corpus sentences that mention it most, verify them with the
+    RuleHub, correct or drop what fails, and let the pruner pick which new entities
+    are expanded at the next level."""
+
+    levels: int = Field(0, ge=0, description="0: keep every relation the extractor finds "
+                        "in each chunk; N: grow the graph from the seeds N levels deep")
+    seeds: str = Field("user", description="'user' (entities of the user layer), "
+                       "'literature', 'all', or comma-separated entity names / concept ids")
+    context_chars: int = Field(1500, ge=100, description="text of the best sentences "
+                               "given to the generator for one head")
+    examples: int = Field(5, ge=0, description="example triples from the vocabulary layer")
+    min_triples: int = Field(1, ge=0, description="fewer is 'quantity insufficient': the "
+                             "context is widened and the head generated again")
+    max_rounds: int = Field(2, ge=0, description="correction rounds per head")
+    verify: bool = Field(True, description="check generated triples with the RuleHub")
+    prune: bool = Field(True, description="expand only the tails the pruner says to grow")
+    pruner: str = Field("bundled", description="'bundled' (medkg/models/pruner) or a path")
+    max_heads_per_level: int = Field(0, ge=0, description="0: no limit")
+
+
 class LLMConfig(BaseModel):
     """The chat model behind the LLM engine. ``backend = "none"`` keeps the builtin
     engine; ``--llm openai:MODEL`` or ``--llm gguf:PATH`` on the command line sets
@@ -123,6 +145,7 @@ class Settings(BaseSettings):
     ingest: IngestConfig = IngestConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     extraction: ExtractionConfig = ExtractionConfig()
+    construction: ConstructionConfig = ConstructionConfig()
     llm: LLMConfig = LLMConfig()
     linking: LinkingConfig = LinkingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()

@@ -29,7 +29,9 @@ from medkg.model import Chunk, Document, Entity, Layer, Link, LinkKind, Triple
 if TYPE_CHECKING:
     from spacy.language import Language
 
+    from medkg.construction.corpus import SentenceCorpus
     from medkg.construction.extraction import ChunkExtraction, Relate
+    from medkg.construction.growth import LevelStats
     from medkg.linking.embeddings import CachedEmbedder, Matrix
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
@@ -69,6 +71,7 @@ class BuildReport:
     triples: int = 0
     links: int = 0
     rejected: int = 0  # triples the RuleHub's hard rules kept out of the graph
+    levels: list[LevelStats] = field(default_factory=list)  # the SAC-KG loop, per level
 
 
 @dataclass
@@ -103,6 +106,7 @@ class Workspace:
         self._indexes: dict[str, VectorIndex] = {}
         self._llm: LLM | None = None
         self._ledger: Ledger | None = None
+        self._corpus: SentenceCorpus | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -145,6 +149,9 @@ class Workspace:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        if self._corpus is not None:
+            self._corpus.close()
+            self._corpus = None
         if self._ledger is not None:
             self._ledger.close()
             self._ledger = None
@@ -225,6 +232,15 @@ class Workspace:
         cfg = self.settings.extraction
         return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
                               resolve_lexicon(cfg.lexicon))
+
+    @property
+    def corpus(self) -> SentenceCorpus:
+        """The sentences, mentions and relation candidates the SAC-KG generator reads."""
+        from medkg.construction.corpus import SentenceCorpus
+
+        if self._corpus is None:
+            self._corpus = SentenceCorpus(self.root / "construction" / "corpus.sqlite")
+        return self._corpus
 
     @property
     def ledger(self) -> Ledger:
@@ -354,7 +370,11 @@ class Workspace:
     # -- build ----------------------------------------------------------------------
 
     def build(self, progress: Progress = _no_progress) -> BuildReport:
-        """Extract entities and triples from new documents, then link the layers."""
+        """Extract entities and triples from new documents, then link the layers.
+
+        With ``construction.levels`` > 0 the extracted relations are candidates
+        for the SAC-KG loop (:meth:`grow`), which decides what enters the graph.
+        """
         from medkg.construction.extraction import assemble, extract
 
         report = BuildReport()
@@ -372,12 +392,21 @@ class Workspace:
         for i, (layer, doc_id) in enumerate(todo):
             progress("extract", i, len(todo))
             chunks = self.store.chunks(doc_id)
-            extraction = (engine(chunks) if engine is not None
-                          else extract(chunks, nlp, relate=relate))
+            extraction = list(engine(chunks) if engine is not None
+                              else extract(chunks, nlp, relate=relate))
             entities, triples = assemble(
                 layer, extraction, concepts, self.settings.extraction.context_chars,
             )
-            if self.settings.extraction.verify:
+            sentences = sorted({(ex.chunk.id, *m.sentence) for ex in extraction
+                                for m in ex.mentions})
+            by_chunk = {ex.chunk.id: ex.chunk for ex in extraction}
+            self.corpus.replace_document(
+                doc_id, layer, [(c, s, e, by_chunk[c].text[s - by_chunk[c].start:
+                                                          e - by_chunk[c].start])
+                                for c, s, e in sentences], entities, triples)
+            if self.settings.construction.levels:
+                triples = []  # the SAC-KG loop decides which of them enter the graph
+            elif self.settings.extraction.verify:
                 triples, rejected = self._verify(entities, triples)
                 report.rejected += rejected
             self.store.add_entities(entities)
@@ -385,12 +414,66 @@ class Workspace:
             self.store.mark_stage(doc_id, STAGE_EXTRACTED)
             report.documents += 1
         progress("extract", len(todo), len(todo))
+        if self.settings.construction.levels:
+            report.levels = self.grow(concepts, progress)
         self._link(concepts, progress)
         counts = self.store.counts()
         report.links = counts["links"]
         report.entities = counts["user.entities"] + counts["literature.entities"]
         report.triples = counts["user.triples"] + counts["literature.triples"]
         return report
+
+    def grow(self, concepts: ConceptIndex | None = None, progress: Progress = _no_progress
+             ) -> list[LevelStats]:
+        """Run the SAC-KG loop to ``construction.levels`` levels from the configured
+        seeds; resumes an interrupted run. Returns what each level did."""
+        import json
+
+        from medkg.construction.corpus import node_of
+        from medkg.construction.generator import BuiltinGenerator, LLMGenerator, example_triples
+        from medkg.construction.growth import STAGE, Growth, GrowthState
+        from medkg.construction.pruner import resolve_pruner
+        from medkg.rulehub.rules import load_rules
+        from medkg.rulehub.verify import Verifier
+
+        cfg = self.settings.construction
+        concepts = concepts or self.concept_index()
+        layers = {Layer.USER: self.store.entities(Layer.USER),
+                  Layer.LITERATURE: self.store.entities(Layer.LITERATURE)}
+        entities = {e.id: e for group in layers.values() for e in group}
+        seeds = _seed_nodes(cfg.seeds, layers)
+        if not seeds:
+            raise WorkspaceError(
+                f"the SAC-KG loop has no seed entities (construction.seeds = {cfg.seeds!r})",
+                hint="ingest user documents (`medkg ingest --layer user`) or set "
+                "construction.seeds to 'all' or to entity names")
+        rules = load_rules()
+        use_llm = self.settings.extraction.engine == "llm"
+        generator = (LLMGenerator(self.llm(), self.corpus, entities) if use_llm
+                     else BuiltinGenerator(self.corpus, entities, rules))
+        decide = None
+        if cfg.prune:
+            pruner = resolve_pruner(cfg.pruner)
+            embedder = self.embedder
+
+            def decide(found: Sequence[Entity]) -> list[bool]:
+                return pruner.grow(embedder, [e.name for e in found], [e.type for e in found])
+
+        growth = Growth(
+            self.corpus, entities, generator,
+            Verifier(rules, min_triples=cfg.min_triples) if cfg.verify else None, decide, cfg,
+            store_triples=self.store.add_triples, existing=self.store.triples(),
+            record=lambda item, reason: self.ledger.fail(STAGE, item, reason),
+            examples=lambda head: example_triples(head, concepts, cfg.examples),
+        )
+        state = GrowthState(self.root / "construction" / "growth.sqlite")
+        try:
+            signature = json.dumps([self.corpus.fingerprint(), generator.name,
+                                    cfg.model_dump(exclude={"max_heads_per_level"})])
+            state.start(signature)
+            return growth.run(state, sorted({node_of(e) for e in seeds}), progress)
+        finally:
+            state.close()
 
     def _verify(self, entities: list[Entity], triples: list[Triple]
                 ) -> tuple[list[Triple], int]:
@@ -505,6 +588,7 @@ class Workspace:
         """Remove a document and what only it supported, from the graph and the
         vector indexes; what other documents also support stays."""
         gone = self.store.delete_document(document_id)
+        self.corpus.delete_document(document_id)
         for kind, ids in (("chunks", gone.chunks), ("entities", gone.entities)):
             index = self.index(kind)
             index.delete(ids)
@@ -554,6 +638,21 @@ class Workspace:
     def export(self, path: Path, fmt: str) -> Path:
         self.store.export(path, fmt)
         return path
+
+
+def _seed_nodes(setting: str, layers: dict[Layer, list[Entity]]) -> list[Entity]:
+    """The seed entities the ``construction.seeds`` setting names."""
+    from medkg.ontology.index import normalize_term
+
+    if setting in ("user", "literature"):
+        return list(layers[Layer(setting)])
+    everything = [e for group in layers.values() for e in group]
+    if setting == "all":
+        return everything
+    wanted = {normalize_term(x) for x in setting.split(",") if x.strip()}
+    wanted |= {x.strip() for x in setting.split(",")}
+    return [e for e in everything
+            if normalize_term(e.name) in wanted or wanted & set(e.concept_ids)]
 
 
 __all__ = ["BuildReport", "IngestReport", "MedKGError", "Workspace"]

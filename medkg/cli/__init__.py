@@ -84,12 +84,17 @@ def build(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="with the LLM engine: estimate calls, tokens and cost; call nothing"
     )] = False,
+    levels: Annotated[int | None, typer.Option(
+        min=0, help="grow the graph with the SAC-KG loop this many levels from the seeds "
+        "(construction.seeds); 0 keeps every relation the extractor finds")] = None,
 ) -> None:
     """Extract entities and triples from new documents and link the three layers."""
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         _run(lambda: apply_llm_option(ws.settings, llm))
+        if levels is not None:
+            ws.settings.construction.levels = levels
         if dry_run:
             if ws.settings.extraction.engine != "llm":
                 console.print("the builtin engine makes no LLM calls: nothing to estimate "
@@ -109,6 +114,14 @@ def build(
         f"built {report.documents} new document(s); the graph has {report.entities} entities, "
         f"{report.triples} triples and {report.links} cross-layer links"
     )
+    if report.levels:
+        table = Table("level", "heads", "generated", "rejected (by error)", "corrected",
+                      "dropped", "kept", "grown", "pruned", title="SAC-KG loop")
+        for lv in report.levels:
+            by_error = ", ".join(f"{k} {v}" for k, v in sorted(lv.rejected.items())) or "0"
+            table.add_row(*map(str, (lv.level, lv.heads, lv.generated)), by_error,
+                          *map(str, (lv.corrected, lv.dropped, lv.kept, lv.grown, lv.pruned)))
+        out.print(table)
     if report.rejected:
         console.print(f"{report.rejected} triple(s) broke a hard rule and were kept out; "
                       "`medkg stats` lists them")

@@ -69,27 +69,32 @@ class Verifier:
         triples: Sequence[Triple],
         entities: Mapping[str, Entity],
         requested_head: str | None = None,
+        either_end: bool = False,
         existing: Iterable[Triple] = (),
     ) -> list[Violation]:
         """Violations of the new ``triples`` (names and groups from ``entities``;
         conflicts and cycles also against ``existing`` triples). ``requested_head``
-        is the entity id or name the batch was generated for."""
+        is the entity id or name the batch was generated for; with ``either_end``
+        it may be the head or the tail (our predicates are directed: a disease
+        the SAC-KG loop expands is the tail of ``treats``)."""
         out: list[Violation] = []
         if len(triples) < self.min_triples:
             out.append(self._v("S004", None, f"{len(triples)} < {self.min_triples}"))
         for t in triples:
-            out += self._check_one(t, entities, requested_head)
+            out += self._check_one(t, entities, requested_head, either_end)
         out += self._conflicts(triples, [*existing], entities)
         return out
 
     def _check_one(self, t: Triple, entities: Mapping[str, Entity],
-                   requested_head: str | None) -> list[Violation]:
+                   requested_head: str | None, either_end: bool = False) -> list[Violation]:
         head, tail = entities.get(t.head), entities.get(t.tail)
         if head is None or tail is None or not head.name.strip() or not tail.name.strip():
             return [self._v("S001", t, "head or tail is missing")]
         out = []
-        if requested_head is not None and requested_head not in (head.id, head.name) \
-                and normalize_term(requested_head) != normalize_term(head.name):
+        ends = (head, tail) if either_end else (head,)
+        if requested_head is not None and not any(
+                requested_head in (e.id, e.name)
+                or normalize_term(requested_head) == normalize_term(e.name) for e in ends):
             out.append(self._v("S002", t, f"head {head.name!r}, requested {requested_head!r}"))
         if t.head == t.tail or normalize_term(head.name) == normalize_term(tail.name):
             out.append(self._v("S003", t, head.name))
