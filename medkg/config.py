@@ -124,6 +124,17 @@ class RetrievalConfig(BaseModel):
     answer_engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' rewrites the extractive answer with the chat model "
         "of the [llm] section, from the same cited sources")
+    mode: Literal["u-retrieval", "local", "vector"] = Field(
+        "u-retrieval", description="u-retrieval: the tag tree top-down, then bottom-up "
+        "refinement; local: entity neighbourhood and chunks; vector: chunk vector RAG")
+    tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
+    tree_top_fraction: float = Field(0.2, gt=0, le=1, description="tag tree: share of the "
+                                     "most similar candidate pairs merged per round")
+    tree_floor: float = Field(0.5, ge=-1, le=1, description="tag tree: every pair in a "
+                              "group must be at least this similar")
+    tree_beam: int = Field(3, ge=1, description="U-Retrieval: nodes kept per level")
+    max_scope: int = Field(300, ge=1, description="U-Retrieval: chunks the bottom-up "
+                           "refinement may widen the scope to")
     top_chunks: int = Field(6, ge=1)
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import VocabularyLoad
     from medkg.retrieval.answer import Answer
+    from medkg.retrieval.local import LocalRetriever
+    from medkg.retrieval.tags import TagSummary
+    from medkg.retrieval.tagtree import TagTree
     from medkg.store.base import Deletion, GraphStore
 
 CONFIG_FILE = "medkg.toml"
@@ -107,6 +110,8 @@ class Workspace:
         self._llm: LLM | None = None
         self._ledger: Ledger | None = None
         self._corpus: SentenceCorpus | None = None
+        self._tree: TagTree | None = None
+        self._nlp: Language | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -218,10 +223,15 @@ class Workspace:
         return index
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:
+        """The builtin extraction pipeline over ``index`` (default: the workspace's
+        concepts; that one is built once per open workspace)."""
+        if index is None:
+            if self._nlp is None:
+                self._nlp = self.pipeline(self.concept_index())
+            return self._nlp
         from medkg.construction.lexicon import resolve_lexicon
         from medkg.construction.nlp import build_pipeline, resolve_ner_models
 
-        index = index or self.concept_index()
         if len(index) == 0:
             raise WorkspaceError(
                 "this workspace has no vocabulary, and the builtin engine recognises "
@@ -293,6 +303,7 @@ class Workspace:
         progress("parse", 1, 1)
         self.store.add_concepts(load.concepts, load.source)
         self.concept_index(rebuild=True)
+        self._nlp = None
         # Concept vectors are made when linking needs them (see _embed_concepts).
         self.index("concepts").delete([c.id for c in load.concepts])
         return load
@@ -417,6 +428,7 @@ class Workspace:
         if self.settings.construction.levels:
             report.levels = self.grow(concepts, progress)
         self._link(concepts, progress)
+        self.tag_tree(progress)
         counts = self.store.counts()
         report.links = counts["links"]
         report.entities = counts["user.entities"] + counts["literature.entities"]
@@ -618,17 +630,116 @@ class Workspace:
         self.store.add_links([refusal])
         return refusal
 
+    # -- tag tree -------------------------------------------------------------------
+
+    def tag_tree(self, progress: Progress = _no_progress) -> TagTree:
+        """The tag tree over every chunk, brought up to date: summaries and leaves
+        for new chunks, removed ones taken out; new settings rebuild it."""
+        from medkg.retrieval.tagtree import TagTree, TreeSettings
+
+        cfg = self.settings.retrieval
+        settings = TreeSettings(levels=cfg.tree_levels, top_fraction=cfg.tree_top_fraction,
+                                floor=cfg.tree_floor)
+        directory = self.root / "retrieval"
+        tree = TagTree.load(directory)
+        if tree is None or tree.settings != settings:
+            tree = TagTree(settings)
+        chunks = {c.id: c for layer in (Layer.LITERATURE, Layer.USER)
+                  for doc_id in self.store.document_ids(layer)
+                  if STAGE_EXTRACTED in self.store.stages(doc_id)
+                  for c in self.store.chunks(doc_id)}
+        leaves = {n.id for n in tree.nodes.values() if n.level == 0}
+        new = [c for cid, c in chunks.items() if cid not in leaves]
+        gone = sorted(leaves - set(chunks))
+        if not new and not gone:
+            return tree
+        progress("tag tree", 0, 1)
+        tree.remove_leaves(gone)
+        summaries = self._summaries(new)
+        index = self.index("chunks")
+        text_vectors = self.embedder.embed([s.text() or c.text[:200]
+                                            for c, s in zip(new, summaries, strict=True)])
+        own = [index.vector(c.id) for c in new]
+        vectors = [tv if v is None else tv + v for tv, v in zip(text_vectors, own, strict=True)]
+        tree.add_leaves([(c.id, s, v) for c, s, v in zip(new, summaries, vectors, strict=True)])
+        tree.save(directory)
+        progress("tag tree", 1, 1)
+        return tree
+
+    def _summaries(self, chunks: Sequence[Chunk]) -> list[TagSummary]:
+        """Tag summaries of chunks: from their meta-graph (builtin engine) or written
+        by the chat model (LLM engine; a failed answer falls back to the builtin)."""
+        from medkg.retrieval.tags import TagSummary, summarise_chunk
+
+        wanted = {c.id for c in chunks}
+        by_chunk: dict[str, list[Entity]] = {}
+        for layer in (Layer.LITERATURE, Layer.USER):
+            for e in self.store.entities(layer):
+                for cid in {m.chunk_id for m in e.mentions} & wanted:
+                    mine = [m for m in e.mentions if m.chunk_id == cid]
+                    by_chunk.setdefault(cid, []).append(e.model_copy(update={"mentions": mine}))
+        triples: dict[str, list[Triple]] = {}
+        for t in self.store.triples():
+            for ev in t.evidence:
+                if ev.chunk_id in wanted:
+                    triples.setdefault(ev.chunk_id, []).append(t)
+        out = [summarise_chunk(c.text, c.start, by_chunk.get(c.id, []), triples.get(c.id, []))
+               for c in chunks]
+        if self.settings.extraction.engine == "llm":
+            from medkg.errors import LLMOutputError
+            from medkg.llm.prompts import load_prompt
+            from medkg.llm.schemas import TagSummaryAnswer
+
+            prompt, llm = load_prompt("tag_summary"), self.llm()
+            for i, c in enumerate(chunks):
+                try:
+                    answer = llm.structured("tag_summary", prompt.render(text=c.text),
+                                            TagSummaryAnswer)
+                except LLMOutputError as exc:
+                    llm.ledger.fail("tag_summary", c.id, str(exc))
+                    continue
+                written = TagSummary(tags={k: v for k, v in answer.model_dump().items() if v})
+                if written:
+                    out[i] = written
+        return out
+
     # -- ask / export ---------------------------------------------------------------
 
-    def ask(self, question: str) -> Answer:
+    def retriever(self) -> LocalRetriever:
         from medkg.retrieval.local import Indexes, LocalRetriever
 
-        retriever = LocalRetriever(
+        return LocalRetriever(
             self.store, self.embedder,
             Indexes(chunks=self.index("chunks"), entities=self.index("entities")),
             self.pipeline(), self.settings.retrieval,
         )
-        answer = retriever.ask(question)
+
+    def ask(self, question: str, mode: str | None = None,
+            retriever: LocalRetriever | None = None) -> Answer:
+        """Answer with numbered citations and definitions, by ``mode`` (default: the
+        ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
+        workspace whose tag tree has not been built)."""
+        from medkg.retrieval.tagtree import TagTree
+        from medkg.retrieval.uretrieval import USettings, u_retrieve
+
+        mode = mode or self.settings.retrieval.mode
+        if mode not in ("u-retrieval", "local", "vector"):
+            raise WorkspaceError(f"unknown retrieval mode {mode!r}",
+                                 hint="use u-retrieval, local or vector")
+        retriever = retriever or self.retriever()
+        tree = None
+        if mode == "u-retrieval":
+            if self._tree is None:
+                self._tree = TagTree.load(self.root / "retrieval")
+            tree = self._tree
+        if tree is not None:
+            cfg = self.settings.retrieval
+            answer = u_retrieve(question, retriever, tree, self.embedder, self.pipeline(),
+                                USettings(beam=cfg.tree_beam, max_scope=cfg.max_scope))
+        else:
+            answer = retriever.ask(question, mode="local" if mode == "u-retrieval" else mode)
+            if mode == "u-retrieval":
+                answer.trace["note"] = "no tag tree yet (run `medkg build`): local search"
         if self.settings.retrieval.answer_engine == "llm":
             from medkg.retrieval.generate import generate_answer
 

@@ -135,17 +135,25 @@ def ask(
     workspace: WorkspaceOpt = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     llm: LLMOpt = None,
+    mode: Annotated[str | None, typer.Option(
+        help="u-retrieval (tag tree, the default), local (entity neighbourhood) or vector "
+        "(chunk vector RAG)")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="also print the trace: path through the tag tree, refinement "
+        "steps, entities and triples used")] = False,
 ) -> None:
     """Answer a question with numbered citations and definitions."""
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         _run(lambda: apply_llm_option(ws.settings, llm))
-        answer = _run(lambda: ws.ask(question))
+        answer = _run(lambda: ws.ask(question, mode=mode))
     if as_json:
         sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
-    else:
-        out.print(answer.render(), highlight=False, soft_wrap=True)
+        return
+    out.print(answer.render(), highlight=False, soft_wrap=True)
+    if explain:
+        out.print("\n" + answer.render_trace(), highlight=False, soft_wrap=True)
 
 
 @app.command()

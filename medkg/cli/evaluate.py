@@ -46,3 +46,69 @@ def eval_extraction(
     by_type = ", ".join(f"{t} {a:.3f}" for t, a in n.by_type.items())
     out.print(f"normalisation accuracy {n.accuracy:.3f} over {n.scored_mentions} matched "
               f"mentions ({by_type}); {report.documents} documents in {report.seconds:.1f} s")
+
+
+@evaluate.command("qa")
+def eval_qa(
+    dataset: Annotated[Path, typer.Option("--dataset", help="a BioASQ task B file (or a "
+                                          "directory of them) or a PubMedQA JSON file")],
+    fmt: Annotated[str, typer.Option("--format", help="bioasq or pubmedqa")],
+    mode: Annotated[str, typer.Option(help="u-retrieval, vector or local")] = "u-retrieval",
+    workspace: Annotated[Path | None, typer.Option(
+        "--workspace", "-w", help="where the dataset's workspace is built (reused when it "
+        "exists); default .medkg-qa/NAME")] = None,
+    limit: Annotated[int | None, typer.Option(help="ask only the first N questions")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Retrieval and answer scores on a QA dataset, in a workspace built from its texts."""
+    import json
+
+    from medkg.cli._common import console
+    from medkg.evaluation.qa import READERS, run_questions
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    if fmt not in READERS or mode not in ("u-retrieval", "vector", "local"):
+        console.print(f"[red]error:[/] unknown format {fmt!r} or mode {mode!r}; formats: "
+                      "bioasq, pubmedqa; modes: u-retrieval, vector, local")
+        raise typer.Exit(code=2)
+    data = _run(lambda: READERS[fmt](dataset))
+    if not data.items:
+        console.print(f"[red]error:[/] {dataset}: no questions with gold documents")
+        raise typer.Exit(code=1)
+    root = workspace or Path(".medkg-qa") / dataset.stem
+    fresh = not (root / "medkg.toml").exists()
+    with _run(lambda: Workspace.create(root, exist_ok=True)) as ws:
+        if fresh or len(ws.concept_index()) == 0:
+            console.print("loading the default vocabulary ...")
+            _run(lambda: ws.load_vocabulary(None))
+        source = root / "dataset.jsonl"
+        source.write_text("".join(json.dumps({"id": d.key, "title": d.title, "text": d.text})
+                                  + "\n" for d in data.documents), encoding="utf-8")
+        console.print(f"{len(data.documents)} documents, {len(data.items)} questions")
+        _run(lambda: ws.ingest([source], Layer.LITERATURE))
+        _run(ws.build)
+        key_of_chunk: dict[str, str] = {}
+        for doc_id in ws.store.document_ids(Layer.LITERATURE):
+            key = ws.store.document(doc_id).source.rsplit("#", 1)[-1]
+            for chunk in ws.store.chunks(doc_id):
+                key_of_chunk[chunk.id] = key
+        retriever = ws.retriever()
+        items = data.items[:limit] if limit else data.items
+        report = _run(lambda: run_questions(
+            items, lambda q: ws.ask(q, mode=mode, retriever=retriever), key_of_chunk.get,
+            mode, len(data.documents), len(key_of_chunk), lambda i, n: None))
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+        return
+    table = Table("measure", "value")
+    for name, value in report.retrieval.items():
+        table.add_row(name, f"{value:.3f}")
+    acc = report.answers["yesno_accuracy"]
+    table.add_row("yes/no accuracy", "n/a (no answer engine said yes or no)" if acc is None
+                  else f"{acc:.3f}")
+    table.add_row("latency p50 / p95 ms", f"{report.latency_ms['p50']} / "
+                  f"{report.latency_ms['p95']}")
+    out.print(f"{report.questions} questions, mode {mode}, {report.documents} documents "
+              f"({report.chunks} chunks)")
+    out.print(table)

@@ -7,6 +7,8 @@ the graph with their own citations; definitions come from the vocabulary.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from medkg.model import Layer, Predicate, Qualifiers
@@ -51,7 +53,7 @@ class Answer(BaseModel):
     citations: list[Citation]
     facts: list[Fact]
     definitions: list[Definition]
-    trace: dict[str, list[str]]
+    trace: dict[str, Any]  # what was searched and used: JSON values
 
     def render(self) -> str:
         """Plain-text rendering for a terminal."""
@@ -80,4 +82,32 @@ class Answer(BaseModel):
                     f"  [{c.n}] {c.title} — {c.layer.value} document {c.document_id}, "
                     f"chars {c.start}-{c.end}: \"{c.quote}\""
                 )
+        return "\n".join(lines)
+
+    def render_trace(self) -> str:
+        """How the answer was found, for ``medkg ask --explain``."""
+        t = self.trace
+        lines = [f"Trace ({self.mode}):"]
+        if tags := t.get("query_tags"):
+            lines.append("  question tags: " + "; ".join(f"{k}: {', '.join(v)}"
+                                                       for k, v in tags.items()))
+        for step in t.get("tree_path", []):
+            lines.append(f"  tree level {step['level']}:")
+            for node in step["nodes"]:
+                lines.append(f"    {node['id']} (sim {node['similarity']}, "
+                             f"{node['chunks']} chunks) {node['summary'][:160]}")
+        if "scope_chunks" in t:
+            lines.append(f"  chunks in scope: {t['scope_chunks']}")
+        for step in t.get("refinement", []):
+            shared = ", ".join(step["shared_terms"]) or "none"
+            lines.append(f"  bottom-up: level {step['level']} {step['node']}: shared terms "
+                         f"{shared}; +{step['added_chunks']} chunks")
+        if t.get("question_concepts"):
+            lines.append(f"  question concepts: {', '.join(t['question_concepts'])}")
+        if t.get("focus_entities"):
+            lines.append(f"  entities: {', '.join(t['focus_entities'][:12])}")
+        lines.append(f"  triples considered: {len(t.get('triples', []))}; "
+                     f"chunks ranked: {len(t.get('retrieved_chunks', []))}")
+        if note := t.get("note"):
+            lines.append(f"  note: {note}")
         return "\n".join(lines)

@@ -116,8 +116,16 @@ class LocalRetriever:
         self._nlp = nlp
         self._config = config
         self._chunks: dict[str, Chunk] = {}
+        self._all_entities: dict[str, Entity] | None = None
+        self._link_index: dict[str, set[str]] | None = None
 
-    def ask(self, question: str) -> Answer:
+    def ask(self, question: str, *, mode: str = "local", scope: set[str] | None = None,
+            qvec: Matrix | None = None) -> Answer:
+        """Answer from the graph and the chunks (``local``), from the chunks alone
+        (``vector``: plain vector RAG, for comparison), or within ``scope`` — the
+        chunks U-Retrieval's tree search chose: chunk search stays inside it, and
+        the entities searched are the question's own and those the scope mentions;
+        triples lead to their evidence wherever it is."""
         question = question.strip()
         if not question:
             raise RetrievalError("the question is empty")
@@ -126,17 +134,19 @@ class LocalRetriever:
                 "this workspace has no indexed documents",
                 hint="run `medkg ingest FILES` and `medkg build` first",
             )
-        qvec = self._embedder.embed([question])[0]
+        qvec = self._embedder.embed([question])[0] if qvec is None else qvec
         q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents))
-        ctx = self._gather(question, q_concepts, qvec)
-        chosen = self._rank(self._candidates(ctx, qvec), qvec, ctx)
+        ctx = (self._gather(question, q_concepts, qvec, scope) if mode != "vector"
+               else _Context({}, set(), set(), []))
+        items = self._candidates(ctx, qvec, scope)
+        chosen, scores = self._rank(items, qvec, ctx)
         citations: dict[tuple[str, int, int], Citation] = {}
         parts = [f"{s.text} [{self._cite(citations, s.chunk, s.start, s.end).n}]"
                  for s in chosen]
         facts = self._facts(ctx, citations)
         return Answer(
             question=question,
-            mode="local",
+            mode=mode,
             text=" ".join(parts),
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
@@ -147,21 +157,45 @@ class LocalRetriever:
                 "focus_entities": sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
                                          for e in ctx.focus if e in ctx.entities),
                 "triples": [t.id for t in ctx.triples],
+                "retrieved_chunks": _chunk_ranking(items, scores, chosen),
             },
         )
 
     # -- gathering ------------------------------------------------------------------
 
-    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix) -> _Context:
-        entities = {e.id: e for layer in (Layer.USER, Layer.LITERATURE)
-                    for e in self._store.entities(layer)}
+    def _entities(self) -> dict[str, Entity]:
+        if self._all_entities is None:
+            self._all_entities = {e.id: e for layer in (Layer.USER, Layer.LITERATURE)
+                                  for e in self._store.entities(layer)}
+        return self._all_entities
+
+    def _linked(self, entity_id: str) -> set[str]:
+        """Entities one link away that stand for the same thing: the literature
+        entity a user entity refers to, and entities merged with it (either way)."""
+        if self._link_index is None:
+            self._link_index = {}
+            for link in self._store.links():
+                if link.kind in (LinkKind.REFERENCE_OF, LinkKind.SAME_AS):
+                    self._link_index.setdefault(link.source, set()).add(link.target)
+                if link.kind is LinkKind.SAME_AS:
+                    self._link_index.setdefault(link.target, set()).add(link.source)
+        return self._link_index.get(entity_id, set())
+
+    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix,
+                scope: set[str] | None = None) -> _Context:
+        entities = self._entities()
         wanted = set(q_concepts)
         q_entities = {e.id for e in entities.values() if wanted & set(e.concept_ids)}
         seeds = set(q_entities)
-        seeds.update(eid for eid, _ in self._idx.entities.search(qvec, self._config.top_entities))
+        allowed = None
+        if scope is not None:
+            allowed = {e.id for e in entities.values()
+                       if any(m.chunk_id in scope for m in e.mentions)}
+        seeds.update(eid for eid, _ in self._idx.entities.search(
+            qvec, self._config.top_entities, allowed))
+        # Across layers (reference_of) and across merged names (same_as, both ways).
         for eid in list(seeds):
-            seeds.update(link.target for link in
-                         self._store.links(source=eid, kind=LinkKind.REFERENCE_OF))
+            seeds.update(self._linked(eid))
         intents = question_predicates(question)
         triples = {t.id: t for t in self._store.triples(entity_ids=sorted(seeds))}
         # Entities one asked-for hop from the question's own bring their triples too.
@@ -176,7 +210,8 @@ class LocalRetriever:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
         return self._chunks[chunk_id]
 
-    def _candidates(self, ctx: _Context, qvec: Matrix) -> list[_Candidate]:
+    def _candidates(self, ctx: _Context, qvec: Matrix, scope: set[str] | None = None
+                    ) -> list[_Candidate]:
         """Candidate sentences: evidence of the gathered triples, and the best chunks."""
         out: dict[tuple[str, int], _Candidate] = {}
 
@@ -194,17 +229,19 @@ class LocalRetriever:
         for t in ctx.triples:
             for ev in t.evidence:
                 add(self._chunk(ev.chunk_id), ev.start, ev.end, t)
-        for chunk_id, _score in self._idx.chunks.search(qvec, self._config.top_chunks):
+        for chunk_id, _score in self._idx.chunks.search(qvec, self._config.top_chunks, scope):
             chunk = self._chunk(chunk_id)
             for s, e in sentence_spans(chunk.text):
                 add(chunk, chunk.start + s, chunk.start + e, None)
         return list(out.values())
 
-    def _rank(self, items: list[_Candidate], qvec: Matrix, ctx: _Context) -> list[_Sentence]:
+    def _rank(self, items: list[_Candidate], qvec: Matrix, ctx: _Context
+              ) -> tuple[list[_Sentence], list[float]]:
         """Evidence of the asked-for facts first, one sentence per fact; then the
-        sentences most similar to the question; near-duplicates are skipped."""
+        sentences most similar to the question; near-duplicates are skipped.
+        Also returns every candidate's score."""
         if not items:
-            return []
+            return [], []
         vectors = self._embedder.embed([c.sentence.text for c in items])
         scores = vectors @ qvec + TRIPLE_BONUS * np.array([c.bonus for c in items])
         limit = self._config.max_citations
@@ -228,7 +265,7 @@ class LocalRetriever:
             chosen.append(i)
             if len(chosen) == limit:
                 break
-        return [items[i].sentence for i in chosen]
+        return [items[i].sentence for i in chosen], [float(x) for x in scores]
 
     # -- answer parts ---------------------------------------------------------------
 
@@ -282,6 +319,19 @@ class LocalRetriever:
                 out.append(Definition(term=concept.name, concept_id=concept.id,
                                       definition=concept.definition, source=concept.source))
         return out
+
+
+def _chunk_ranking(items: list[_Candidate], scores: list[float], chosen: list[_Sentence]
+                   ) -> list[str]:
+    """The chunks an answer drew on, best first: those of the answer's sentences in
+    answer order, then the other candidates' chunks by their best sentence."""
+    order = list(dict.fromkeys(s.chunk.id for s in chosen))
+    best: dict[str, float] = {}
+    for item, score in zip(items, scores, strict=True):
+        cid = item.sentence.chunk.id
+        best[cid] = max(best.get(cid, float("-inf")), score)
+    order += [c for c, _ in sorted(best.items(), key=lambda kv: -kv[1]) if c not in order]
+    return order
 
 
 def _is_heading(text: str) -> bool:

@@ -1,0 +1,184 @@
+"""Question answering benchmarks: BioASQ task B and PubMedQA.
+
+A dataset file becomes a workspace of its own texts: for BioASQ the gold
+snippets of every question in the file (or directory of files), pooled and
+deduplicated, one document each, so a question's evidence is hidden among
+all the others'; for PubMedQA each question's abstract (its contexts joined).
+Every question is then asked; the chunks an answer drew on, best first, are
+mapped to their documents and judged against the question's gold documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from medkg.errors import MedKGError
+from medkg.retrieval.answer import Answer
+
+K = 10
+
+
+class QAFormatError(MedKGError):
+    pass
+
+
+@dataclass(frozen=True)
+class QADocument:
+    key: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class QAItem:
+    id: str
+    question: str
+    type: str  # yesno, factoid, list, summary
+    gold: frozenset[str]  # document keys
+    yesno: str | None = None  # yes / no (/ maybe for PubMedQA)
+
+
+@dataclass
+class QADataset:
+    documents: list[QADocument]
+    items: list[QAItem]
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
+
+
+def _files(path: Path) -> list[Path]:
+    files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise QAFormatError(f"{path}: no .json files")
+    return files
+
+
+def read_bioasq(path: Path) -> QADataset:
+    docs: dict[str, QADocument] = {}
+    items: list[QAItem] = []
+    for file in _files(path):
+        try:
+            questions = json.loads(file.read_text(encoding="utf-8"))["questions"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise QAFormatError(f"{file}: not a BioASQ file ({exc})",
+                                hint="expected {\"questions\": [...]}") from exc
+        for q in questions:
+            gold = set()
+            for snippet in q.get("snippets") or []:
+                text = " ".join(str(snippet.get("text", "")).split())
+                if not text:
+                    continue
+                key = _key(text)
+                gold.add(key)
+                pmid = str(snippet.get("document", "")).rsplit("/", 1)[-1]
+                docs.setdefault(key, QADocument(key, f"PubMed {pmid} snippet", text))
+            if not gold or not q.get("body"):
+                continue
+            exact = q.get("exact_answer")
+            yesno = exact.strip().lower() if q.get("type") == "yesno" and isinstance(
+                exact, str) else None
+            items.append(QAItem(str(q.get("id", len(items))), str(q["body"]),
+                                str(q.get("type", "")), frozenset(gold), yesno))
+    return QADataset(sorted(docs.values(), key=lambda d: d.key), items)
+
+
+def read_pubmedqa(path: Path) -> QADataset:
+    docs: list[QADocument] = []
+    items: list[QAItem] = []
+    for file in _files(path):
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            records = sorted(data.items())
+        except (OSError, ValueError, AttributeError) as exc:
+            raise QAFormatError(f"{file}: not a PubMedQA file ({exc})",
+                                hint="expected {PMID: {QUESTION, CONTEXTS, ...}}") from exc
+        for pmid, r in records:
+            try:
+                text = "\n".join(str(c) for c in r["CONTEXTS"])
+                question = str(r["QUESTION"])
+            except (KeyError, TypeError) as exc:
+                raise QAFormatError(f"{file}: record {pmid} lacks QUESTION/CONTEXTS") from exc
+            docs.append(QADocument(str(pmid), f"PubMed {pmid}", text))
+            items.append(QAItem(str(pmid), question, "yesno", frozenset({str(pmid)}),
+                                r.get("final_decision")))
+    return QADataset(docs, items)
+
+
+READERS: dict[str, Callable[[Path], QADataset]] = {"bioasq": read_bioasq,
+                                                   "pubmedqa": read_pubmedqa}
+
+
+class QAReport(BaseModel):
+    questions: int
+    mode: str
+    documents: int
+    chunks: int
+    retrieval: dict[str, float]
+    answers: dict[str, float | int | None]
+    latency_ms: dict[str, float]
+
+
+def score_ranking(ranked: Sequence[str], gold: frozenset[str]) -> tuple[float, float, float]:
+    """recall@10, reciprocal rank and nDCG@10 of one ranked list of document keys."""
+    top = list(dict.fromkeys(ranked))[:K]
+    hits = [1.0 if key in gold else 0.0 for key in top]
+    recall = sum(hits) / len(gold)
+    rr = next((1.0 / (i + 1) for i, h in enumerate(hits) if h), 0.0)
+    dcg = sum(h / math.log2(i + 2) for i, h in enumerate(hits))
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), K)))
+    return recall, rr, dcg / ideal
+
+
+def yes_or_no(answer: Answer) -> str | None:
+    """The yes/no an answer gives, when its generated text starts with one."""
+    first = answer.text.strip().lower().split(maxsplit=1)
+    if first and first[0].strip(".,;:!") in ("yes", "no"):
+        return first[0].strip(".,;:!")
+    return None
+
+
+def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
+                  document_key: Callable[[str], str | None], mode: str, documents: int,
+                  chunks: int, progress: Callable[[int, int], None]) -> QAReport:
+    recalls, rrs, ndcgs, latencies = [], [], [], []
+    yn_total = yn_right = yn_answered = 0
+    for i, item in enumerate(items):
+        progress(i, len(items))
+        start = time.perf_counter()
+        answer = ask(item.question)
+        latencies.append((time.perf_counter() - start) * 1000)
+        ranked = [k for c in answer.trace.get("retrieved_chunks", [])
+                  if (k := document_key(c)) is not None]
+        r, rr, nd = score_ranking(ranked, item.gold)
+        recalls.append(r)
+        rrs.append(rr)
+        ndcgs.append(nd)
+        if item.yesno in ("yes", "no"):
+            yn_total += 1
+            said = yes_or_no(answer)
+            if said is not None:
+                yn_answered += 1
+                yn_right += int(said == item.yesno)
+    progress(len(items), len(items))
+    n = max(1, len(items))
+    lat = sorted(latencies) or [0.0]
+    return QAReport(
+        questions=len(items), mode=mode, documents=documents, chunks=chunks,
+        retrieval={"recall@10": round(sum(recalls) / n, 4), "mrr": round(sum(rrs) / n, 4),
+                   "ndcg@10": round(sum(ndcgs) / n, 4)},
+        answers={"yesno_accuracy": round(yn_right / yn_total, 4) if yn_answered else None,
+                 "yesno_questions": yn_total, "yesno_answered": yn_answered},
+        latency_ms={"p50": round(statistics.median(lat), 1),
+                    "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)},
+    )

@@ -1,0 +1,51 @@
+"""QA benchmark readers and metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from medkg.evaluation.qa import QAFormatError, read_bioasq, read_pubmedqa, score_ranking
+from tests.conftest import shared_path
+
+
+def test_metrics_of_one_ranking() -> None:
+    gold = frozenset({"a", "b"})
+    recall, rr, ndcg = score_ranking(["x", "a", "a", "y", "b"], gold)
+    assert recall == 1.0 and rr == 0.5
+    assert ndcg == pytest.approx((1 / math.log2(3) + 1 / math.log2(5))
+                                 / (1 + 1 / math.log2(3)))
+    assert score_ranking(["x"], gold) == (0.0, 0.0, 0.0)
+
+
+def test_bioasq_pools_and_dedups_snippets(tmp_path: Path) -> None:
+    snippet = {"text": "Aspirin  inhibits COX-1.", "document": "http://x/pubmed/1"}
+    data = {"questions": [
+        {"id": "q1", "body": "Does aspirin inhibit COX-1?", "type": "yesno",
+         "exact_answer": "yes", "snippets": [snippet]},
+        {"id": "q2", "body": "What does aspirin inhibit?", "type": "factoid",
+         "snippets": [dict(snippet, text="Aspirin inhibits COX-1."),
+                      {"text": "Other text.", "document": "http://x/pubmed/2"}]},
+        {"id": "q3", "body": "No snippets", "type": "summary", "snippets": []},
+    ]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    ds = read_bioasq(path)
+    assert len(ds.documents) == 2 and len(ds.items) == 2
+    assert ds.items[0].yesno == "yes" and ds.items[0].gold < ds.items[1].gold
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(QAFormatError):
+        read_bioasq(bad)
+
+
+def test_real_files_read() -> None:
+    bioasq = read_bioasq(shared_path("eval", "bioasq", "Task7BGoldenEnriched",
+                                     "7B1_golden.json"))
+    assert len(bioasq.items) == 100 and len(bioasq.documents) > 400
+    pubmedqa = read_pubmedqa(shared_path("eval", "pubmedqa", "pqal_dev.json"))
+    assert len(pubmedqa.items) == 500
+    assert {i.yesno for i in pubmedqa.items} <= {"yes", "no", "maybe"}
