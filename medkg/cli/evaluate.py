@@ -61,13 +61,8 @@ def eval_qa(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Retrieval and answer scores on a QA dataset, in a workspace built from its texts."""
-    import json
-
     from medkg.cli._common import console
-    from medkg.evaluation.qa import READERS, run_questions
-    from medkg.model import Layer
-    from medkg.workspace import Workspace
-
+    from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, run_questions
     if fmt not in READERS or mode not in ("u-retrieval", "vector", "local"):
         console.print(f"[red]error:[/] unknown format {fmt!r} or mode {mode!r}; formats: "
                       "bioasq, pubmedqa; modes: u-retrieval, vector, local")
@@ -77,22 +72,8 @@ def eval_qa(
         console.print(f"[red]error:[/] {dataset}: no questions with gold documents")
         raise typer.Exit(code=1)
     root = workspace or Path(".medkg-qa") / dataset.stem
-    fresh = not (root / "medkg.toml").exists()
-    with _run(lambda: Workspace.create(root, exist_ok=True)) as ws:
-        if fresh or len(ws.concept_index()) == 0:
-            console.print("loading the default vocabulary ...")
-            _run(lambda: ws.load_vocabulary(None))
-        source = root / "dataset.jsonl"
-        source.write_text("".join(json.dumps({"id": d.key, "title": d.title, "text": d.text})
-                                  + "\n" for d in data.documents), encoding="utf-8")
-        console.print(f"{len(data.documents)} documents, {len(data.items)} questions")
-        _run(lambda: ws.ingest([source], Layer.LITERATURE))
-        _run(ws.build)
-        key_of_chunk: dict[str, str] = {}
-        for doc_id in ws.store.document_ids(Layer.LITERATURE):
-            key = ws.store.document(doc_id).source.rsplit("#", 1)[-1]
-            for chunk in ws.store.chunks(doc_id):
-                key_of_chunk[chunk.id] = key
+    with _run(lambda: qa_workspace(root, data, console.print)) as ws:
+        key_of_chunk = chunk_keys(ws)
         retriever = ws.retriever()
         items = data.items[:limit] if limit else data.items
         report = _run(lambda: run_questions(

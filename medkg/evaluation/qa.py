@@ -18,11 +18,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from medkg.errors import MedKGError
 from medkg.retrieval.answer import Answer
+
+if TYPE_CHECKING:
+    from medkg.workspace import Workspace
 
 K = 10
 
@@ -151,13 +155,23 @@ def yes_or_no(answer: Answer) -> str | None:
 def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
                   document_key: Callable[[str], str | None], mode: str, documents: int,
                   chunks: int, progress: Callable[[int, int], None]) -> QAReport:
-    recalls, rrs, ndcgs, latencies = [], [], [], []
-    yn_total = yn_right = yn_answered = 0
+    """Ask every question, timing each, and score the answers."""
+    answers, latencies = [], []
     for i, item in enumerate(items):
         progress(i, len(items))
         start = time.perf_counter()
-        answer = ask(item.question)
+        answers.append(ask(item.question))
         latencies.append((time.perf_counter() - start) * 1000)
+    progress(len(items), len(items))
+    return score_answers(items, answers, latencies, document_key, mode, documents, chunks)
+
+
+def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
+                  latencies_ms: Sequence[float], document_key: Callable[[str], str | None],
+                  mode: str, documents: int, chunks: int) -> QAReport:
+    recalls, rrs, ndcgs = [], [], []
+    yn_total = yn_right = yn_answered = 0
+    for item, answer in zip(items, answers, strict=True):
         ranked = [k for c in answer.trace.get("retrieved_chunks", [])
                   if (k := document_key(c)) is not None]
         r, rr, nd = score_ranking(ranked, item.gold)
@@ -170,9 +184,8 @@ def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
             if said is not None:
                 yn_answered += 1
                 yn_right += int(said == item.yesno)
-    progress(len(items), len(items))
     n = max(1, len(items))
-    lat = sorted(latencies) or [0.0]
+    lat = sorted(latencies_ms) or [0.0]
     return QAReport(
         questions=len(items), mode=mode, documents=documents, chunks=chunks,
         retrieval={"recall@10": round(sum(recalls) / n, 4), "mrr": round(sum(rrs) / n, 4),
@@ -182,3 +195,40 @@ def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
         latency_ms={"p50": round(statistics.median(lat), 1),
                     "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)},
     )
+
+
+def qa_workspace(root: Path, data: QADataset, say: Callable[[str], None]) -> Workspace:
+    """The workspace of a dataset's texts at ``root``: created with the default
+    vocabulary the first time, then every document ingested and built (both
+    skip what is already done, so a second mode reuses the first one's work)."""
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    fresh = not (root / "medkg.toml").exists()
+    ws = Workspace.create(root, exist_ok=True)
+    try:
+        if fresh or len(ws.concept_index()) == 0:
+            say("loading the default vocabulary ...")
+            ws.load_vocabulary(None)
+        source = root / "dataset.jsonl"
+        source.write_text("".join(json.dumps({"id": d.key, "title": d.title, "text": d.text})
+                                  + "\n" for d in data.documents), encoding="utf-8")
+        say(f"{len(data.documents)} documents, {len(data.items)} questions")
+        ws.ingest([source], Layer.LITERATURE)
+        ws.build()
+    except BaseException:
+        ws.close()
+        raise
+    return ws
+
+
+def chunk_keys(ws: Workspace) -> dict[str, str]:
+    """Chunk id -> the dataset key of its document (the ``id`` the document had)."""
+    from medkg.model import Layer
+
+    out: dict[str, str] = {}
+    for doc_id in ws.store.document_ids(Layer.LITERATURE):
+        key = ws.store.document(doc_id).source.rsplit("#", 1)[-1]
+        for chunk in ws.store.chunks(doc_id):
+            out[chunk.id] = key
+    return out

@@ -101,3 +101,21 @@ def test_export_turtle_of_the_demo(demo_ws: Workspace, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     graph = rdflib.Graph().parse(out, format="turtle")
     assert len(graph) > 1000
+
+
+def test_modes_and_explain(demo_ws: Workspace) -> None:
+    question = "What are the side effects of lisinopril?"
+    answers = {m: demo_ws.ask(question, mode=m) for m in ("u-retrieval", "local", "vector")}
+    for mode, answer in answers.items():
+        assert answer.mode == mode
+        assert_citations_hold(demo_ws, answer)
+        assert answer.trace["retrieved_chunks"]
+    u = answers["u-retrieval"]
+    assert u.trace["tree_path"] and u.trace["scope_chunks"] >= 1
+    assert u.trace["query_tags"] == {"medications_and_doses": ["lisinopril"]}
+    assert not answers["vector"].facts  # plain vector RAG uses no graph
+    demo_ws.close()
+    result = runner.invoke(app, ["ask", question, "-w", str(demo_ws.root), "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "Trace (u-retrieval)" in result.output and "tree level" in result.output
+    assert "bottom-up" in result.output
