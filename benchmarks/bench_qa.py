@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -31,13 +32,21 @@ def main() -> None:
     parser.add_argument("--format", choices=("bioasq", "pubmedqa"), required=True)
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--seed-cache", type=Path, help="an embeddings.sqlite to start a "
+                        "new workspace's embedding cache from (it is keyed by model and "
+                        "text, so any workspace's cache serves)")
     args = parser.parse_args()
     if not args.dataset.exists():
         sys.exit(f"skip: {args.dataset} not found (the ../shared checkout is absent)")
 
     from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, score_answers
     from medkg.retrieval.answer import Answer
+    from medkg.workspace import Workspace
 
+    if args.seed_cache and not args.workspace.exists():
+        Workspace.create(args.workspace).close()
+        (args.workspace / "cache").mkdir(exist_ok=True)
+        shutil.copyfile(args.seed_cache, args.workspace / "cache" / "embeddings.sqlite")
     data = READERS[args.format](args.dataset)
     items = data.items[: args.limit] if args.limit else data.items
     start = time.perf_counter()

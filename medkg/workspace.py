@@ -514,18 +514,24 @@ class Workspace:
         return lambda chunks: llm_extract(chunks, llm, normaliser)
 
     def estimate_build(self) -> BuildEstimate:
-        """What ``build`` would send to the LLM, without calling it: calls and tokens
-        (prompt tokens counted with the backend's tokenizer where it has one; output
-        tokens estimated), and the cost at the configured prices."""
+        """What ``build`` would send to the LLM, without calling it: one extraction
+        and one tag-summary call per new chunk, their prompt tokens counted with
+        the backend's tokenizer where it has one, output tokens estimated from each
+        prompt's few-shot example, and the cost at the configured prices. The
+        SAC-KG loop's calls (``--levels``) depend on what it finds and are not
+        counted."""
         from medkg.construction.llm_extraction import expected_output_tokens
         from medkg.llm.client import open_backend
         from medkg.llm.prompts import load_prompt
 
         cfg = self.settings.llm
         backend = open_backend(cfg)
-        prompt = load_prompt("extract_entities")
-        example_text, example_answer = prompt.examples[0]
-        ratio = backend.count_tokens(example_answer) / backend.count_tokens(example_text)
+        prompts = []
+        for name in ("extract_entities", "tag_summary"):
+            prompt = load_prompt(name)
+            example_text, example_answer = prompt.examples[0]
+            prompts.append((prompt, backend.count_tokens(example_answer)
+                            / backend.count_tokens(example_text)))
         estimate = BuildEstimate()
         for layer in (Layer.LITERATURE, Layer.USER):
             for doc_id in self.store.document_ids(layer):
@@ -534,12 +540,13 @@ class Workspace:
                     continue
                 estimate.documents += 1
                 for chunk in self.store.chunks(doc_id):
-                    messages = prompt.render(text=chunk.text)
-                    estimate.calls += 1
-                    estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
-                                                  for m in messages)
-                    estimate.completion_tokens += expected_output_tokens(
-                        backend.count_tokens(chunk.text), ratio, cfg.max_tokens)
+                    for prompt, ratio in prompts:
+                        messages = prompt.render(text=chunk.text)
+                        estimate.calls += 1
+                        estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
+                                                      for m in messages)
+                        estimate.completion_tokens += expected_output_tokens(
+                            backend.count_tokens(chunk.text), ratio, cfg.max_tokens)
         estimate.cost_usd = round((estimate.prompt_tokens * cfg.price_in_per_mtok
                                    + estimate.completion_tokens * cfg.price_out_per_mtok) / 1e6, 6)
         return estimate

@@ -35,10 +35,16 @@ def test_build_with_the_gguf_engine(model_path: Path, tmp_path: Path) -> None:
         ws.settings.extraction.engine = "llm"
         estimate = ws.estimate_build()
         report = ws.build()
-        [summary] = ws.ledger.summary()
+        stages = {s.stage: s for s in ws.ledger.summary()}
         failures = ws.ledger.failures()
     assert report.documents == 1
-    assert summary.calls == estimate.calls  # one extraction call per chunk, as estimated
+    assert set(stages) == {"extract", "tag_summary"}
+    assert stages["extract"].calls == stages["tag_summary"].calls  # one of each per chunk
+    summary = stages["extract"].model_copy(update={
+        k: getattr(stages["extract"], k) + getattr(stages["tag_summary"], k)
+        for k in ("calls", "prompt_tokens", "completion_tokens", "first_parsed", "repaired",
+                  "failed")})
+    assert summary.calls == estimate.calls  # as estimated
     assert summary.first_parsed + summary.repaired + summary.failed == summary.calls
     assert summary.first_parsed == summary.calls - summary.failed  # grammar: no repairs needed
     ratio_in = summary.prompt_tokens / estimate.prompt_tokens
@@ -48,7 +54,7 @@ def test_build_with_the_gguf_engine(model_path: Path, tmp_path: Path) -> None:
           f"{summary.completion_tokens / estimate.completion_tokens:.2f}; "
           f"{len(failures)} failed item(s)")
     for stage, item, reason in failures:  # every failure says what and why
-        assert stage == "extract" and item.startswith("chunk-") and reason
+        assert stage in ("extract", "tag_summary") and item.startswith("chunk-") and reason
     stats = runner.invoke(app, ["stats", "-w", str(root)])
     assert stats.exit_code == 0 and "LLM ledger" in stats.output
     asked = runner.invoke(app, ["ask", "-w", str(root), "--llm", llm, "--json",
