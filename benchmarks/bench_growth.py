@@ -11,6 +11,10 @@ once, then copied for each arm, so both arms read identical inputs:
 - ``on``: verifier (RuleHub) and correction rounds on, pruner on;
 - ``off``: every generated triple kept, every new entity grown.
 
+The extraction both arms read is done once (``build(grow=False)``, with the
+bundled relation classifier on: pattern relations alone are sparse in textbook
+prose) and the builtin generator reads ``--context`` characters per head.
+
 Prints the per-level table of each arm and writes ``labels.tsv``: a random
 sample of ``--sample`` kept triples per arm, shuffled together without saying
 which arm each came from (``key.json`` says), with the evidence quote and an
@@ -39,7 +43,8 @@ CORPUS = (REPO.parent / "shared" / "data" / "corpora" / "openstax_nursing"
 ARMS = {"on": {"verify": True, "prune": True}, "off": {"verify": False, "prune": False}}
 
 
-def _prepare(base: Path, docs: int) -> None:
+def _prepare(base: Path, docs: int, levels: int, context: int,
+             seed_cache: Path | None) -> None:
     from medkg.model import Layer
     from medkg.workspace import Workspace
 
@@ -50,32 +55,39 @@ def _prepare(base: Path, docs: int) -> None:
                                           "text": r["text"]}) + "\n" for r in modules),
                       encoding="utf-8")
     with Workspace.create(base) as ws:
+        if seed_cache is not None:
+            (base / "cache").mkdir(exist_ok=True)
+            shutil.copyfile(seed_cache, base / "cache" / "embeddings.sqlite")
         ws.load_vocabulary(None)
         ws.ingest([REPO / "examples" / "user"], Layer.USER)
         report = ws.ingest([source], Layer.LITERATURE)
-        concepts = ws.concept_index()
-        ws._embed_concepts([c.id for c in concepts.concepts()], concepts, lambda *a: None)
-    print(f"ingested {report.documents} modules, {report.chunks} chunks")
+        ws.settings.construction.levels = levels
+        ws.settings.construction.context_chars = context
+        ws.settings.extraction.relation_model = "bundled"
+        ws.save_settings()
+        ws.build(grow=False)
+        candidates = ws.corpus.candidate_count()
+    print(f"ingested {report.documents} modules, {report.chunks} chunks; "
+          f"{candidates} candidate triples")
 
 
-def _build(arm: Path, levels: int, flags: dict[str, bool]) -> dict[str, object]:
+def _grow(arm: Path, flags: dict[str, bool]) -> dict[str, object]:
     from medkg.workspace import Workspace
 
     with Workspace.open(arm) as ws:
-        ws.settings.construction.levels = levels
         ws.settings.construction.verify = flags["verify"]
         ws.settings.construction.prune = flags["prune"]
         ws.save_settings()
         start = time.perf_counter()
-        report = ws.build()
+        levels = ws.grow()
         seconds = time.perf_counter() - start
         kept = [t for t in ws.store.triples() if t.level >= 1]
-    return {"seconds": round(seconds, 1), "levels": [s.as_dict() for s in report.levels],
+    return {"seconds": round(seconds, 1), "levels": [s.as_dict() for s in levels],
             "triples": len(kept)}
 
 
 def _table(arm: str, result: dict[str, object]) -> None:
-    print(f"\narm {arm}: {result['triples']} triples in the graph, build {result['seconds']} s")
+    print(f"\narm {arm}: {result['triples']} triples in the graph, loop {result['seconds']} s")
     print("| level | heads | generated | rejected (by error type) | corrected | dropped | kept "
           "| grown | pruned |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -141,8 +153,11 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--levels", type=int, default=3)
     parser.add_argument("--sample", type=int, default=100)
+    parser.add_argument("--context", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--score", action="store_true")
+    parser.add_argument("--seed-cache", type=Path, help="an embeddings.sqlite to start the "
+                        "workspace's embedding cache from (keyed by model and text)")
     args = parser.parse_args()
     if args.score:
         _score(args.out)
@@ -154,12 +169,12 @@ def main() -> None:
     args.out.mkdir(parents=True)
     base = args.out / "base"
     start = time.perf_counter()
-    _prepare(base, args.docs)
+    _prepare(base, args.docs, args.levels, args.context, args.seed_cache)
     print(f"prepared in {time.perf_counter() - start:.0f} s")
     results = {}
     for arm, flags in ARMS.items():
         shutil.copytree(base, args.out / arm)
-        results[arm] = _build(args.out / arm, args.levels, flags)
+        results[arm] = _grow(args.out / arm, flags)
         _table(arm, results[arm])
     (args.out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     _sample(args.out, args.sample, args.seed)

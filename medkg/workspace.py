@@ -380,11 +380,12 @@ class Workspace:
 
     # -- build ----------------------------------------------------------------------
 
-    def build(self, progress: Progress = _no_progress) -> BuildReport:
+    def build(self, progress: Progress = _no_progress, *, grow: bool = True) -> BuildReport:
         """Extract entities and triples from new documents, then link the layers.
 
         With ``construction.levels`` > 0 the extracted relations are candidates
-        for the SAC-KG loop (:meth:`grow`), which decides what enters the graph.
+        for the SAC-KG loop (:meth:`grow`), which decides what enters the graph;
+        ``grow=False`` leaves the loop for a later :meth:`grow` call.
         """
         from medkg.construction.extraction import assemble, extract
 
@@ -425,7 +426,7 @@ class Workspace:
             self.store.mark_stage(doc_id, STAGE_EXTRACTED)
             report.documents += 1
         progress("extract", len(todo), len(todo))
-        if self.settings.construction.levels:
+        if self.settings.construction.levels and grow:
             report.levels = self.grow(concepts, progress)
         self._link(concepts, progress)
         self.tag_tree(progress)

@@ -174,5 +174,8 @@ class SentenceCorpus:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         return f"corpus-v{row[0]}"
 
+    def candidate_count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])

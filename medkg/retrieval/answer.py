@@ -94,7 +94,7 @@ class Answer(BaseModel):
         for step in t.get("tree_path", []):
             lines.append(f"  tree level {step['level']}:")
             for node in step["nodes"]:
-                lines.append(f"    {node['id']} (sim {node['similarity']}, "
+                lines.append(f"    {node['id']} (score {node['score']}, sim {node['similarity']}, "
                              f"{node['chunks']} chunks) {node['summary'][:160]}")
         if "scope_chunks" in t:
             lines.append(f"  chunks in scope: {t['scope_chunks']}")

@@ -135,7 +135,7 @@ class LocalRetriever:
                 hint="run `medkg ingest FILES` and `medkg build` first",
             )
         qvec = self._embedder.embed([question])[0] if qvec is None else qvec
-        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents))
+        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
         ctx = (self._gather(question, q_concepts, qvec, scope) if mode != "vector"
                else _Context({}, set(), set(), []))
         items = self._candidates(ctx, qvec, scope)

@@ -172,34 +172,45 @@ class TagTree:
     # -- search ---------------------------------------------------------------------
 
     def descend(self, query: Matrix, beam: int) -> tuple[list[str], list[dict[str, object]]]:
-        """Top-down: the ``beam`` most similar top nodes, then the most similar of
-        their children, level by level, until the chosen nodes group chunks
-        directly. Returns the chunks under the chosen nodes and the path taken."""
+        """Top-down: the ``beam`` best top nodes, then the best of their children,
+        level by level, until the chosen nodes group chunks directly. A node's
+        score is the better of its own summary's similarity and its best chunk's
+        (a group whose centroid is middling may still hold the one chunk that
+        answers). Returns the chunks under the chosen nodes and the path taken."""
         q = _unit(query)
-        chosen = self._best(self.roots, q, beam)
+        scores = self._scores(q)
+        chosen = self._best(self.roots, scores, beam)
         path: list[dict[str, object]] = []
         while True:
             path.append({"level": max(self.nodes[n].level for n in chosen),
-                         "nodes": [self._describe(n, q) for n in chosen]})
+                         "nodes": [self._describe(n, q, scores) for n in chosen]})
             if all(self.nodes[n].level <= 1 for n in chosen):
                 break
             pool = [c for n in chosen for c in (self.nodes[n].children
                                                 if self.nodes[n].level > 1 else [n])]
-            chosen = self._best(pool, q, beam)
+            chosen = self._best(pool, scores, beam)
         leaves = [leaf for n in chosen for leaf in self.leaves_under(n)]
         return leaves, path
 
-    def _best(self, ids: Sequence[str], q: Matrix, k: int) -> list[str]:
-        if not ids:
-            return []
+    def _scores(self, q: Matrix) -> dict[str, float]:
+        """Every node's score for one query: max(own similarity, best child score)."""
+        ids = list(self.vectors)
         sims = np.stack([self.vectors[i] for i in ids]) @ q
-        order = np.argsort(-sims)[:k]
-        return [ids[int(i)] for i in order]
+        scores = {i: float(s) for i, s in zip(ids, sims, strict=True)}
+        for node in sorted(self.nodes.values(), key=lambda n: n.level):
+            if node.children:
+                scores[node.id] = max(scores[node.id], *(scores[c] for c in node.children))
+        return scores
 
-    def _describe(self, node_id: str, q: Matrix) -> dict[str, object]:
+    def _best(self, ids: Sequence[str], scores: dict[str, float], k: int) -> list[str]:
+        return sorted(ids, key=lambda i: -scores[i])[:k]
+
+    def _describe(self, node_id: str, q: Matrix, scores: dict[str, float]
+                  ) -> dict[str, object]:
         node = self.nodes[node_id]
         return {"id": node_id, "level": node.level, "chunks": len(self.leaves_under(node_id)),
                 "similarity": round(float(self.vectors[node_id] @ q), 3),
+                "score": round(scores[node_id], 3),
                 "summary": node.summary.text()[:300]}
 
     # -- persistence ----------------------------------------------------------------

@@ -119,3 +119,11 @@ def test_modes_and_explain(demo_ws: Workspace) -> None:
     assert result.exit_code == 0, result.output
     assert "Trace (u-retrieval)" in result.output and "tree level" in result.output
     assert "bottom-up" in result.output
+
+
+def test_question_naming_an_unknown_drug(demo_ws: Workspace) -> None:
+    # The NER model tags zolpidem, which the demo vocabulary does not hold: a
+    # mention without a concept must not be looked up as one.
+    answer = demo_ws.ask("Does zolpidem cause amnesia or hypertension?")
+    assert answer.mode == "u-retrieval"
+    assert all(d.concept_id for d in answer.definitions)
