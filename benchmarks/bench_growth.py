@@ -184,7 +184,7 @@ def main() -> None:
 
     with Workspace.open(args.out / "on") as ws:
         start = time.perf_counter()
-        report = validate(ws.store)
+        report = validate(ws.store, base_iri=ws.settings.store.base_iri)
     print(f"\nSHACL (arm on): conforms {report.conforms}, {report.hard_violations} violation(s) "
           f"of hard rules, {report.warnings} warning(s) {dict(report.by_rule)}, "
           f"{time.perf_counter() - start:.1f} s")

@@ -42,7 +42,7 @@ def check(
     if shapes is not None:
         shapes_graph().serialize(shapes, format="turtle")
     with _run(lambda: Workspace.open(workspace)) as ws:
-        result = _run(lambda: validate(ws.store))
+        result = _run(lambda: validate(ws.store, base_iri=ws.settings.store.base_iri))
     if report is not None:
         result.report.serialize(report, format="turtle")
     table = Table("rule", "results")

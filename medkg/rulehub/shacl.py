@@ -3,27 +3,29 @@
 Every rule marked ``shacl = true`` becomes a node shape on ``mkg:Assertion``
 (the statement node of each triple) with one SPARQL-based constraint, its
 message, and severity ``sh:Violation`` (hard) or ``sh:Warning`` (soft). The
-data graph is the store's own RDF export, so any backend can be validated.
+data graph is made from the store's triples and entities with the RDF store's
+own mapping, so any backend can be validated.
 Rules about text (numbers, dates, names, the requested head, counts per
 generation) are checked by the verifier during construction only.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from rdflib import RDF, BNode, Dataset, Graph, Literal, Namespace, URIRef
+from rdflib import RDF, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import PROV, SH
 
-from medkg.model import Predicate
+from medkg.config import StoreConfig
+from medkg.model import Layer, Predicate
 from medkg.rulehub.rules import Rule, RuleSet, load_rules
+from medkg.store import rdf_mapping as rm
 from medkg.store.base import GraphStore
-from medkg.store.vocab import MKG, predicate_iri
+from medkg.store.vocab import MKG, IRIs, predicate_iri
 
 SHAPES = Namespace("https://w3id.org/medkg/shapes#")
+DEFAULT_BASE = StoreConfig().base_iri
 _PREFIXES = f"""PREFIX rdf: <{RDF}>
 PREFIX mkg: <{MKG}>
 PREFIX prov: <{PROV}>
@@ -116,35 +118,38 @@ class ValidationReport:
     report: Graph = field(default_factory=Graph)
 
 
-def _rule_relevant(ds: Dataset) -> Graph:
-    """The part of the graph the shapes read: statement nodes with their evidence's
-    quote and document, entity types and groups, and the is_a / location_of facts.
-    Chunks, texts, mentions and the vocabulary stay out; on a corpus-sized graph
-    they are most of the triples and make every SPARQL constraint slower."""
-    quads = [(s, p, o) for s, p, o, _g in ds.quads((None, None, None, None))]
-    statements = {s for s, p, o in quads if p == RDF.type and o == MKG.Assertion}
-    evidence = {o for s, p, o in quads if p == PROV.wasDerivedFrom and s in statements}
-    facts = {URIRef(predicate_iri(Predicate.IS_A)), URIRef(predicate_iri(Predicate.LOCATION_OF))}
+def data_graph(store: GraphStore, base_iri: str = DEFAULT_BASE) -> Graph:
+    """What the shapes read: every statement node with its evidence, confidence and
+    qualifiers, the plain facts, and the entities the statements name (type and
+    group), made with the RDF store's own mapping from the store's triples and
+    entities. Chunks, texts, mentions and the vocabulary stay out: on a corpus
+    they are most of the graph and only slow every constraint down."""
+    iris = IRIs(base_iri)
+    triples = store.triples()
+    named = {e for t in triples for e in (t.head, t.tail)}
     data = Graph()
-    for s, p, o in quads:
-        if (s in statements or (s in evidence and p in (MKG.quote, MKG.document))
-                or (p == RDF.type and o == MKG.Entity) or p == MKG.semanticGroup
-                or p in facts):
+    for t in triples:
+        for s, p, o, _g in rm.triple_header_quads(iris, t):
             data.add((s, p, o))
+        data.add((iris.node("statement", t.id), MKG.confidence, Literal(float(t.confidence))))
+        for ev in t.evidence:
+            for s, p, o, _g in rm.evidence_quads(iris, t, ev):
+                data.add((s, p, o))
+    for layer in (Layer.USER, Layer.LITERATURE):
+        for e in store.entities(layer):
+            if e.id in named:
+                for s, p, o, _g in rm.entity_header_quads(iris, e):
+                    data.add((s, p, o))
     return data
 
 
-def validate(store: GraphStore, rules: RuleSet | None = None) -> ValidationReport:
-    """Validate the whole graph against the SHACL shapes (pySHACL)."""
+def validate(store: GraphStore, rules: RuleSet | None = None,
+             base_iri: str = DEFAULT_BASE) -> ValidationReport:
+    """Validate the graph's statements against the SHACL shapes (pySHACL)."""
     from pyshacl import validate as run
 
     rules = rules or load_rules()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "graph.nq"
-        store.export(path, "nq")
-        ds = Dataset()
-        ds.parse(path, format="nquads")
-    data = _rule_relevant(ds)
+    data = data_graph(store, base_iri)
     conforms, report, _text = run(data, shacl_graph=shapes_graph(rules), inference="none",
                                   advanced=True)
     assert isinstance(report, Graph)
