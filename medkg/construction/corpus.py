@@ -13,13 +13,12 @@ is extracted again and removed with it, so reruns never duplicate anything.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from medkg.model import Entity, Layer, Triple
 from medkg.ontology.index import normalize_term
+from medkg.sqlitefile import SQLiteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sentences (
@@ -68,14 +67,8 @@ class Sentence:
     count: int  # mentions of the node it was retrieved for
 
 
-class SentenceCorpus:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.executescript(_SCHEMA)
-
-    def close(self) -> None:
-        self._db.close()
+class SentenceCorpus(SQLiteFile):
+    SCHEMA = _SCHEMA
 
     def replace_document(
         self, document_id: str, layer: Layer,

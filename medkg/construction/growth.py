@@ -18,17 +18,16 @@ settings start the loop over.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from medkg.config import ConstructionConfig
 from medkg.construction.corpus import SentenceCorpus, node_of
 from medkg.construction.generator import Context, Generator, Head
 from medkg.model import Entity, Triple
 from medkg.rulehub.verify import Verifier, Violation
+from medkg.sqlitefile import SQLiteFile
 
 STAGE = "construction"
 
@@ -78,14 +77,8 @@ class _Outcome:
     kept: list[Triple] = field(default_factory=list)
 
 
-class GrowthState:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.executescript(_SCHEMA)
-
-    def close(self) -> None:
-        self._db.close()
+class GrowthState(SQLiteFile):
+    SCHEMA = _SCHEMA
 
     def start(self, signature: str) -> bool:
         """Start over unless the saved progress is for this corpus and these

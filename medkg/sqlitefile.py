@@ -1,0 +1,19 @@
+"""A small SQLite file with its schema, for the stores kept beside the graph
+(the SAC-KG corpus and its progress)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+
+class SQLiteFile:
+    SCHEMA = ""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path)
+        self._db.executescript(self.SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
