@@ -16,6 +16,7 @@ stopped without duplicating anything.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,6 +305,7 @@ class Workspace:
         self.store.add_concepts(load.concepts, load.source)
         self.concept_index(rebuild=True)
         self._nlp = None
+        (self.root / "construction" / "linked").unlink(missing_ok=True)  # link again
         # Concept vectors are made when linking needs them (see _embed_concepts).
         self.index("concepts").delete([c.id for c in load.concepts])
         return load
@@ -428,7 +430,14 @@ class Workspace:
         progress("extract", len(todo), len(todo))
         if self.settings.construction.levels and grow:
             report.levels = self.grow(concepts, progress)
-        self._link(concepts, progress)
+        # Links depend on the entities (new with every extraction or deletion, which
+        # change the corpus version), the vocabulary and the linking settings.
+        state = json.dumps([self.corpus.fingerprint(),
+                            self.settings.linking.model_dump(mode="json")])
+        marker = self.root / "construction" / "linked"
+        if not marker.exists() or marker.read_text(encoding="utf-8") != state:
+            self._link(concepts, progress)
+            marker.write_text(state, encoding="utf-8")
         self.tag_tree(progress)
         counts = self.store.counts()
         report.links = counts["links"]
@@ -440,7 +449,6 @@ class Workspace:
              ) -> list[LevelStats]:
         """Run the SAC-KG loop to ``construction.levels`` levels from the configured
         seeds; resumes an interrupted run. Returns what each level did."""
-        import json
 
         from medkg.construction.corpus import node_of
         from medkg.construction.generator import BuiltinGenerator, LLMGenerator, example_triples
@@ -608,7 +616,7 @@ class Workspace:
         """Remove a document and what only it supported, from the graph and the
         vector indexes; what other documents also support stays."""
         gone = self.store.delete_document(document_id)
-        self.corpus.delete_document(document_id)
+        self.corpus.delete_document(document_id)  # a new corpus version: links are redone
         for kind, ids in (("chunks", gone.chunks), ("entities", gone.entities)):
             index = self.index(kind)
             index.delete(ids)

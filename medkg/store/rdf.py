@@ -252,10 +252,12 @@ class RDFGraphStore:
         if not doc_props:
             raise NotFoundError("document", document_id)
         layer = Layer(_one(doc_props, MKG.layer))
-        rows = self._select(
-            "SELECT ?c ?d WHERE { GRAPH ?g { ?c a mkg:Chunk ; mkg:document ?d } }", d=doc
-        )
-        chunks = [self._chunk_from(self._props(r["c"]), layer, document_id) for r in rows]
+        # A quad pattern on the object is an index lookup; the equivalent SPARQL with
+        # a bound ?d scanned every chunk of the store (quadratic over a corpus).
+        pattern = (None, MKG.document, doc, None)
+        found = {URIRef(str(c)) for c, _p, _o, _g in self._ds.quads(pattern)}
+        chunks = [self._chunk_from(props, layer, document_id) for c in found
+                  if MKG.Chunk in (props := self._props(c)).get(RDF.type, [])]
         return sorted(chunks, key=lambda c: c.index)
 
     # -- vocabulary -----------------------------------------------------------------
