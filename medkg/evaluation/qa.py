@@ -145,7 +145,11 @@ def score_ranking(ranked: Sequence[str], gold: frozenset[str]) -> tuple[float, f
 
 
 def yes_or_no(answer: Answer) -> str | None:
-    """The yes/no an answer gives, when its generated text starts with one."""
+    """The yes/no an answer gives, when its *generated* text starts with one; an
+    extractive answer quotes its sources and says neither (a quote that happens
+    to begin with "No" is not an answer)."""
+    if not answer.mode.endswith("+llm"):
+        return None
     first = answer.text.strip().lower().split(maxsplit=1)
     if first and first[0].strip(".,;:!") in ("yes", "no"):
         return first[0].strip(".,;:!")

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from medkg.evaluation.qa import QAFormatError, read_bioasq, read_pubmedqa, score_ranking
+from medkg.evaluation.qa import (
+    QAFormatError,
+    read_bioasq,
+    read_pubmedqa,
+    score_ranking,
+    yes_or_no,
+)
+from medkg.retrieval.answer import Answer
 from tests.conftest import shared_path
 
 
@@ -49,3 +56,14 @@ def test_real_files_read() -> None:
     pubmedqa = read_pubmedqa(shared_path("eval", "pubmedqa", "pqal_dev.json"))
     assert len(pubmedqa.items) == 500
     assert {i.yesno for i in pubmedqa.items} <= {"yes", "no", "maybe"}
+
+
+def test_only_a_generated_answer_says_yes_or_no() -> None:
+    def answer(text: str, mode: str) -> Answer:
+        return Answer(question="q", mode=mode, text=text, citations=[], facts=[],
+                      definitions=[], trace={})
+
+    assert yes_or_no(answer("No significant difference was found. [1]", "vector")) is None
+    assert yes_or_no(answer("No, it does not. [1]", "local+llm")) == "no"
+    assert yes_or_no(answer("Yes. [2]", "u-retrieval+llm")) == "yes"
+    assert yes_or_no(answer("Probably. [2]", "u-retrieval+llm")) is None
