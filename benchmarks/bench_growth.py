@@ -19,8 +19,13 @@ Prints the per-level table of each arm and writes ``labels.tsv``: a random
 sample of ``--sample`` kept triples per arm, shuffled together without saying
 which arm each came from (``key.json`` says), with the evidence quote and an
 empty ``label`` column. Label each row ``1`` when the quote states that
-relation between the two entities in that direction (negation and hedging
-respected), else ``0``; ``--score`` then prints the precision of each arm.
+relation between the two entities in that direction, else ``0``: hedged claims
+("can cause", "associated with") count; a negated claim, or an indication or
+contraindication read as an adverse effect, does not; an entity normalised to
+the wrong concept (calcium for "calcium channel blockers") makes the triple
+wrong, a class normalised from its member (vasopressins for desmopressin) does
+not. ``--score`` then prints the precision of each arm. The session-3 labels
+are kept, without corpus text, in ``benchmarks/data/growth-labels.tsv``.
 Also validates the ``on`` graph with the SHACL shapes.
 """
 
