@@ -736,7 +736,7 @@ class Workspace:
         ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
         workspace whose tag tree has not been built)."""
         from medkg.retrieval.tagtree import TagTree
-        from medkg.retrieval.uretrieval import USettings, u_retrieve
+        from medkg.retrieval.uretrieval import u_retrieve
 
         mode = mode or self.settings.retrieval.mode
         if mode not in ("u-retrieval", "local", "vector"):
@@ -749,9 +749,8 @@ class Workspace:
                 self._tree = TagTree.load(self.root / "retrieval")
             tree = self._tree
         if tree is not None:
-            cfg = self.settings.retrieval
             answer = u_retrieve(question, retriever, tree, self.embedder, self.pipeline(),
-                                USettings(beam=cfg.tree_beam, max_scope=cfg.max_scope))
+                                self.settings.retrieval)
         else:
             answer = retriever.ask(question, mode="local" if mode == "u-retrieval" else mode)
             if mode == "u-retrieval":

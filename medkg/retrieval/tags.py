@@ -88,17 +88,16 @@ def summarise_chunk(text: str, offset: int, entities: Iterable[Entity],
     """The builtin tag summary of one chunk (``text`` starts at document offset
     ``offset``); entities with their mentions in this chunk only."""
     tags: dict[str, list[str]] = {}
-    local = text
     for entity in sorted(entities, key=lambda e: min((m.start for m in e.mentions), default=0)):
         mentions = [m.model_copy(update={"start": m.start - offset, "end": m.end - offset})
                     for m in entity.mentions]
         shifted = entity.model_copy(update={"mentions": mentions})
-        category = category_of(shifted, local, triples)
+        category = category_of(shifted, text, triples)
         if category is None:
             continue
         term = entity.name
         if category == "medications_and_doses":
-            near = " ".join(local[m.end: m.end + 25] for m in mentions[:1])
+            near = " ".join(text[m.end: m.end + 25] for m in mentions[:1])
             if (dose := _DOSE.search(near)) is not None:
                 term = f"{entity.name} {dose.group(0)}"
         bucket = tags.setdefault(category, [])

@@ -18,22 +18,15 @@ its trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from spacy.language import Language
 
+from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder
 from medkg.retrieval.answer import Answer
 from medkg.retrieval.local import LocalRetriever
 from medkg.retrieval.tags import TagSummary, category_of_group
 from medkg.retrieval.tagtree import TagTree
-
-
-@dataclass(frozen=True)
-class USettings:
-    beam: int = 3
-    max_scope: int = 300  # chunks the bottom-up refinement may widen the scope to
 
 
 def query_tags(question: str, nlp: Language) -> TagSummary:
@@ -46,13 +39,15 @@ def query_tags(question: str, nlp: Language) -> TagSummary:
 
 
 def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Embedder,
-               nlp: Language, settings: USettings) -> Answer:
+               nlp: Language, config: RetrievalConfig) -> Answer:
+    """U-Retrieval with ``config.tree_beam`` nodes per level and the scope widened
+    bottom-up to at most ``config.max_scope`` chunks."""
     tags = query_tags(question, nlp)
     texts = [question, tags.text()] if tags else [question]
     vectors = embedder.embed(texts)
     qvec = vectors[0]
     tree_query = np.mean(vectors, axis=0).astype(np.float32)
-    leaves, path = tree.descend(tree_query, settings.beam)
+    leaves, path = tree.descend(tree_query, config.tree_beam)
     scope = set(leaves)
     draft = local.ask(question, mode="u-retrieval", scope=scope, qvec=qvec)
     terms = tags.terms() | {n.lower() for f in draft.facts for n in (f.head, f.tail)}
@@ -66,7 +61,7 @@ def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Em
             step: dict[str, object] = {"node": ancestor, "level": node.level,
                                        "summary": node.summary.text()[:300],
                                        "shared_terms": shared[:10], "added_chunks": 0}
-            if shared and len(scope | under) <= settings.max_scope:
+            if shared and len(scope | under) <= config.max_scope:
                 step["added_chunks"] = len(under - scope)
                 scope |= under
             steps.append(step)
