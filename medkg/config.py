@@ -104,7 +104,14 @@ class LLMConfig(BaseModel):
     max_tokens: int = Field(1536, ge=16)
     seed: int = 13
     n_ctx: int = Field(4096, ge=512, description="gguf: context window")
-    n_threads: int = Field(0, ge=0, description="gguf: CPU threads; 0 = all cores")
+    n_threads: int = Field(0, ge=0, description="gguf: CPU threads; 0 = llama.cpp's default "
+                           "(half the cores)")
+    extra_buffer_types: bool = Field(
+        False, description="gguf: let llama.cpp repack the weights into its extra buffer "
+        "types (AMX, AVX2/NEON repacked kernels) at load; faster on some CPUs, but llama.cpp's "
+        "AMX kernels crash on some Intel CPUs with AMX, so it is off unless you turn it on")
+    start_timeout_s: float = Field(120.0, gt=0, description="gguf: how long the local model "
+                                   "process may take to load the model and answer")
     price_in_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens")
     price_out_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
 

@@ -158,10 +158,12 @@ class Workspace:
         if self._corpus is not None:
             self._corpus.close()
             self._corpus = None
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
         if self._ledger is not None:
             self._ledger.close()
             self._ledger = None
-            self._llm = None
 
     def __enter__(self) -> Workspace:
         return self
@@ -530,11 +532,10 @@ class Workspace:
         SAC-KG loop's calls (``--levels``) depend on what it finds and are not
         counted."""
         from medkg.construction.llm_extraction import expected_output_tokens
-        from medkg.llm.client import open_backend
         from medkg.llm.prompts import load_prompt
 
         cfg = self.settings.llm
-        backend = open_backend(cfg)
+        backend = self.llm().backend  # counts tokens; makes no call
         prompts = []
         for name in ("extract_entities", "tag_summary"):
             prompt = load_prompt(name)

@@ -46,3 +46,15 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference data not available: {path} (the ../shared checkout is absent)")
     return path
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Which CPU the run had: llama.cpp's kernels (the local-model tests) depend on it."""
+    from medkg.llm.gguf_backend import cpu_flags
+
+    name, flags = cpu_flags()
+    amx = sorted(f for f in flags if f.startswith("amx"))
+    simd = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni") if f in flags]
+    terminalreporter.write_line(
+        f"CPU: {name or 'unknown'}; AMX: {', '.join(amx) or 'none'}; "
+        f"SIMD: {', '.join(simd) or 'none'}")

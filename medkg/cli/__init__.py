@@ -181,7 +181,7 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
                           str(s.failed), f"{s.cost_usd:.4f}")
         out.print(calls)
     for stage, item, reason in failures:
-        out.print(f"failed {stage} {item}: {reason}", highlight=False)
+        out.print(f"failed {stage} {item}: {reason}", highlight=False, markup=False)
 
 
 @app.command()

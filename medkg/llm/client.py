@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from medkg.config import LLMConfig
-from medkg.errors import ConfigError, LLMOutputError
+from medkg.errors import ConfigError, LLMOutputError, LLMUnavailableError
 from medkg.llm.ledger import CallRecord, Ledger, cache_key
 from medkg.llm.port import ChatBackend, Completion, GenerationParams, Message, Usage
 
@@ -71,6 +71,22 @@ class LLM:
         self.ledger.store(key, completion)
         return completion, False
 
+    def _call(self, stage: str, messages: list[Message], schema: dict[str, Any] | None,
+              t0: float) -> tuple[Completion, bool]:
+        """One completion; a backend that is gone (a dead local model, an unreachable
+        endpoint) is recorded in the ledger, as a failed call and a failed item,
+        before the error goes up to stop the stage."""
+        try:
+            return self._complete(messages, schema)
+        except LLMUnavailableError as exc:
+            self._record(stage, False, Usage(), first_parsed=False, repaired=False, ok=False,
+                         seconds=time.perf_counter() - t0, error=exc.message)
+            self.ledger.fail(stage, f"backend:{self.backend.name}", exc.message)
+            raise
+
+    def close(self) -> None:
+        self.backend.close()
+
     def structured(self, stage: str, messages: list[Message], output: type[T]) -> T:
         schema = schema_of(output)
         t0 = time.perf_counter()
@@ -79,7 +95,7 @@ class LLM:
         attempt_messages = list(messages)
         error = ""
         for attempt in range(self.repair_rounds + 1):
-            completion, cached = self._complete(attempt_messages, schema)
+            completion, cached = self._call(stage, attempt_messages, schema, t0)
             cached_all = cached_all and cached
             usage = Usage(
                 prompt_tokens=usage.prompt_tokens + completion.usage.prompt_tokens,
@@ -102,7 +118,7 @@ class LLM:
 
     def text(self, stage: str, messages: list[Message]) -> str:
         t0 = time.perf_counter()
-        completion, cached = self._complete(messages, None)
+        completion, cached = self._call(stage, messages, None, t0)
         ok = bool(completion.text.strip())
         self._record(stage, cached, completion.usage, first_parsed=ok, repaired=False, ok=ok,
                      seconds=time.perf_counter() - t0, error="" if ok else "empty answer")

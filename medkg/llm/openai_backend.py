@@ -28,12 +28,19 @@ class OpenAIBackend:
     name = "openai"
     constrained = False
 
-    def __init__(self, cfg: LLMConfig) -> None:
+    def __init__(self, cfg: LLMConfig, *, response_format: str = "json_schema",
+                 api_key: str | None = None) -> None:
+        """``response_format``: the first structured-output mode to ask for (one of
+        ``json_schema``, ``json_object+schema``, ``json_object``, ``none``);
+        ``api_key``: use this key instead of reading ``llm.api_key_env``."""
         import openai
 
         if not cfg.model:
             raise ConfigError("llm.model is empty", hint="name the model: --llm openai:MODEL")
-        key = os.environ.get(cfg.api_key_env, "")
+        if response_format not in _MODES:
+            raise ConfigError(f"unknown response format {response_format!r}",
+                              hint=f"one of {', '.join(_MODES)}")
+        key = api_key if api_key is not None else os.environ.get(cfg.api_key_env, "")
         if not key and not cfg.base_url:
             raise ConfigError(f"no API key: {cfg.api_key_env} is not set",
                               hint=f"export {cfg.api_key_env}=... or set llm.base_url to a "
@@ -43,7 +50,7 @@ class OpenAIBackend:
         self._client = openai.OpenAI(base_url=cfg.base_url or None, api_key=key or "unused",
                                      timeout=cfg.timeout_s, max_retries=cfg.max_retries)
         self._slots = threading.BoundedSemaphore(cfg.concurrency)
-        self._mode = 0  # index into _MODES; lowered when the server refuses a format
+        self._mode = _MODES.index(response_format)  # moves on when the server refuses one
         self.base_url = cfg.base_url or "https://api.openai.com/v1"
 
     def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -95,3 +102,6 @@ class OpenAIBackend:
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
+
+    def close(self) -> None:
+        self._client.close()

@@ -50,6 +50,9 @@ class ChatBackend(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
+    def close(self) -> None:
+        """Release what the backend holds (connections, a model process)."""
+
 
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate (about four characters a token in English)."""

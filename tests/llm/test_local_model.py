@@ -62,12 +62,15 @@ def test_gguf_backend_is_grammar_constrained(model_path: Path, tmp_path: Path) -
     ledger = Ledger(tmp_path / "llm.sqlite")
     llm = LLM(backend, ledger, PARAMS)
     prompt = load_prompt("tag_summary")
-    for text in TEXTS:
-        llm.structured("tags", prompt.render(text=text), TagSummaryAnswer)
+    try:
+        for text in TEXTS:
+            llm.structured("tags", prompt.render(text=text), TagSummaryAnswer)
+        assert backend.count_tokens("Metformin is first-line therapy.") > 3
+    finally:
+        llm.close()
     [s] = ledger.summary()
     assert s.calls == 3 and s.failed == 0
     assert s.first_parsed == 3  # the grammar makes every complete answer parse
-    assert backend.count_tokens("Metformin is first-line therapy.") > 3
     print(f"\ngguf backend: {s.model_dump()}")
 
 
