@@ -65,7 +65,7 @@ def run_arm(chunker: str, literature: Path, workdir: Path) -> dict[str, float]:
         "chunks": lit.chunks + user.chunks,
         "entities": built.entities,
         "triples": built.triples,
-        "quads": counts["quads"],
+        "quads": counts.quads,
         "vocab_s": t1 - t0,
         "ingest_s": t2 - t1,
         "ingest_docs_per_s": documents / (t2 - t1),

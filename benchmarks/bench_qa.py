@@ -51,7 +51,8 @@ def main() -> None:
     items = data.items[: args.limit] if args.limit else data.items
     start = time.perf_counter()
     with qa_workspace(args.workspace, data, print) as ws:
-        print(f"workspace ready in {time.perf_counter() - start:.0f} s: {ws.store.counts()}")
+        counts = dict(ws.store.counts().rows())
+        print(f"workspace ready in {time.perf_counter() - start:.0f} s: {counts}")
         keys = chunk_keys(ws)
         retriever = ws.retriever()
         ws.ask(items[0].question, retriever=retriever)  # load models before timing

@@ -18,6 +18,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from medkg.errors import ConfigError
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+RetrievalMode = Literal["u-retrieval", "local", "vector"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "local", "vector")
 
 
 class IngestConfig(BaseModel):
@@ -71,6 +73,9 @@ class ConstructionConfig(BaseModel):
     RuleHub, correct or drop what fails, and let the pruner pick which new entities
     are expanded at the next level."""
 
+    generator: Literal["builtin", "llm"] = Field(
+        "builtin", description="'llm' proposes and corrects triples with the chat model of "
+        "the [llm] section (the generate_triples and correct_triples prompts)")
     levels: int = Field(0, ge=0, description="0: keep every relation the extractor finds "
                         "in each chunk; N: grow the graph from the seeds N levels deep")
     seeds: str = Field("user", description="'user' (entities of the user layer), "
@@ -131,7 +136,10 @@ class RetrievalConfig(BaseModel):
     answer_engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' rewrites the extractive answer with the chat model "
         "of the [llm] section, from the same cited sources")
-    mode: Literal["u-retrieval", "local", "vector"] = Field(
+    summary_engine: Literal["builtin", "llm"] = Field(
+        "builtin", description="'llm' writes each chunk's tag summary with the chat model "
+        "of the [llm] section (a failed answer keeps the builtin summary)")
+    mode: RetrievalMode = Field(
         "u-retrieval", description="u-retrieval: the tag tree top-down, then bottom-up "
         "refinement; local: entity neighbourhood and chunks; vector: chunk vector RAG")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")

@@ -24,6 +24,7 @@ from medkg.cli.evaluate import evaluate
 from medkg.cli.merges import merges
 from medkg.cli.rules import rules
 from medkg.cli.vocab import load_vocabulary, vocab
+from medkg.engines import build_uses_llm
 from medkg.errors import MedKGError
 from medkg.model import Layer
 
@@ -96,7 +97,7 @@ def build(
         if levels is not None:
             ws.settings.construction.levels = levels
         if dry_run:
-            if ws.settings.extraction.engine != "llm":
+            if not build_uses_llm(ws.settings):
                 console.print("the builtin engine makes no LLM calls: nothing to estimate "
                               "(pass --llm BACKEND:MODEL)")
                 return
@@ -105,7 +106,7 @@ def build(
                       f"{est.prompt_tokens} prompt and {est.completion_tokens} output tokens, "
                       f"estimated cost ${est.cost_usd:.4f} (before cache hits)")
             return
-        uses_llm = ws.settings.extraction.engine == "llm"
+        uses_llm = build_uses_llm(ws.settings)
         before = ws.ledger.failure_count("extract") if uses_llm else 0
         with _progress() as progress:
             report = _run(lambda: ws.build(progress))
@@ -163,13 +164,13 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         counts = ws.store.counts()
-        has_ledger = (ws.root / "llm" / "llm.sqlite").exists()
+        has_ledger = ws.layout.ledger.exists()
         cfg = ws.settings.llm
         ledger = ws.ledger.summary(cfg.price_in_per_mtok, cfg.price_out_per_mtok) \
             if has_ledger else []
         failures = ws.ledger.failures(20) if has_ledger else []
     table = Table("what", "count")
-    for key, value in counts.items():
+    for key, value in counts.rows():
         table.add_row(key, str(value))
     out.print(table)
     if ledger:

@@ -70,14 +70,14 @@ LLMOpt = Annotated[
 
 
 def apply_llm_option(settings: Settings, option: str | None) -> None:
-    """``--llm BACKEND:MODEL`` switches this run to the LLM engine, for extraction
-    and answers (not saved)."""
+    """``--llm BACKEND:MODEL`` switches this run to the LLM engine for every stage
+    that has one: extraction, the SAC-KG generator, tag summaries, answers (not saved)."""
     if option is None:
         return
+    from medkg.engines import use_llm
     from medkg.llm.client import parse_llm_option
 
     backend, model = parse_llm_option(option)
     settings.llm.backend = backend  # type: ignore[assignment]
     settings.llm.model = model
-    settings.extraction.engine = "llm"
-    settings.retrieval.answer_engine = "llm"
+    use_llm(settings)

@@ -146,7 +146,7 @@ def vocab_export(
     workspace: WorkspaceOpt = Path("."),
 ) -> None:
     """Export the vocabulary layer as SKOS or OWL."""
-    from medkg.ontology.export import check_owl, to_skos, write_owl
+    from medkg.export.vocabulary import check_owl, to_skos, write_owl
     from medkg.store.vocab import IRIs
     from medkg.workspace import Workspace
 

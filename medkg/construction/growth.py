@@ -32,7 +32,6 @@ from medkg.sqlitefile import SQLiteFile
 STAGE = "construction"
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     node TEXT PRIMARY KEY, level INTEGER NOT NULL, grow INTEGER NOT NULL,
     done INTEGER NOT NULL DEFAULT 0, found_at INTEGER NOT NULL);
@@ -80,18 +79,12 @@ class _Outcome:
 class GrowthState(SQLiteFile):
     SCHEMA = _SCHEMA
 
-    def start(self, signature: str) -> bool:
-        """Start over unless the saved progress is for this corpus and these
-        settings; True when it resumes."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'signature'").fetchone()
-        if row is not None and row[0] == signature:
-            return True
+    def reset(self) -> None:
+        """Forget all progress (the loop starts over with its seeds)."""
         with self._db:
             self._db.execute("DELETE FROM nodes")
             self._db.execute("DELETE FROM heads")
             self._db.execute("DELETE FROM kept")
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (signature,))
-        return False
 
     def add_seeds(self, nodes: Sequence[str]) -> None:
         with self._db:

@@ -205,16 +205,18 @@ def qa_workspace(root: Path, data: QADataset, say: Callable[[str], None]) -> Wor
     """The workspace of a dataset's texts at ``root``: created with the default
     vocabulary the first time, then every document ingested and built (both
     skip what is already done, so a second mode reuses the first one's work)."""
+    from medkg.layout import WorkspaceLayout
     from medkg.model import Layer
     from medkg.workspace import Workspace
 
-    fresh = not (root / "medkg.toml").exists()
+    layout = WorkspaceLayout(root)
+    fresh = not layout.config.exists()
     ws = Workspace.create(root, exist_ok=True)
     try:
         if fresh or len(ws.concept_index()) == 0:
             say("loading the default vocabulary ...")
             ws.load_vocabulary(None)
-        source = root / "dataset.jsonl"
+        source = layout.dataset
         source.write_text("".join(json.dumps({"id": d.key, "title": d.title, "text": d.text})
                                   + "\n" for d in data.documents), encoding="utf-8")
         say(f"{len(data.documents)} documents, {len(data.items)} questions")

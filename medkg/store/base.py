@@ -9,10 +9,9 @@ backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from medkg.model import Chunk, Concept, Document, Entity, Layer, Link, LinkKind, Triple
 
@@ -27,6 +26,49 @@ class Deletion:
     entities: list[str] = field(default_factory=list)  # left without any mention
     triples: list[str] = field(default_factory=list)  # left without any evidence
     links: int = 0
+
+
+@dataclass(frozen=True)
+class LayerCounts:
+    documents: int = 0
+    chunks: int = 0
+    entities: int = 0
+    triples: int = 0
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    """What a store holds: quads, per-layer counts, vocabulary concepts, links."""
+
+    quads: int = 0
+    user: LayerCounts = LayerCounts()
+    literature: LayerCounts = LayerCounts()
+    concepts: int = 0
+    links: int = 0
+
+    @property
+    def entities(self) -> int:
+        return self.user.entities + self.literature.entities
+
+    @property
+    def triples(self) -> int:
+        return self.user.triples + self.literature.triples
+
+    def rows(self) -> list[tuple[str, int]]:
+        """(label, count) in display order: ``quads``, ``user.documents``, ...,
+        ``vocabulary.concepts``, ``links``."""
+        out = [("quads", self.quads)]
+        for name, layer in (("user", self.user), ("literature", self.literature)):
+            out += [(f"{name}.{k}", getattr(layer, k))
+                    for k in ("documents", "chunks", "entities", "triples")]
+        return [*out, ("vocabulary.concepts", self.concepts), ("links", self.links)]
+
+
+if TYPE_CHECKING:
+    from rdflib import URIRef
+    from rdflib.term import Node
+
+    Quad = tuple[Node, Node, Node, URIRef]
 
 
 @runtime_checkable
@@ -64,6 +106,6 @@ class GraphStore(Protocol):
     def remove_links(self, links: Iterable[Link]) -> int: ...
 
     # whole store
-    def counts(self) -> dict[str, int]: ...
-    def export(self, path: Path, fmt: str) -> None: ...
+    def counts(self) -> StoreCounts: ...
+    def quads(self) -> Iterator[Quad]: ...
     def close(self) -> None: ...

@@ -54,8 +54,8 @@ def test_bad_files_are_reported_and_nothing_is_lost(tmp_path: Path) -> None:
     assert "no text layer" in failed[str(bad[2])]
     assert "over the 25 MB ingest limit" in failed[str(bad[3])]
     after = ws.store.counts()
-    assert after["user.documents"] == before["user.documents"] + 1
-    assert after["user.entities"] == before["user.entities"]  # nothing of the old graph lost
+    assert after.user.documents == before.user.documents + 1
+    assert after.user.entities == before.user.entities  # nothing of the old graph lost
     ws.close()
 
 
@@ -116,5 +116,5 @@ def test_interrupted_ingest_resumes_without_duplicates(
     report = resumed.ingest([EXAMPLES / "literature"], Layer.LITERATURE)
     assert report.skipped == 2 and report.documents == 8
     assert resumed.store.counts() == expected
-    assert len(resumed.index("chunks")) == expected["literature.chunks"]
+    assert len(resumed.index("chunks")) == expected.literature.chunks
     resumed.close()

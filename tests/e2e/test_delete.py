@@ -19,7 +19,7 @@ DROP = EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"
 
 
 def _layer_counts(ws: Workspace) -> dict[str, int]:
-    return {k: v for k, v in ws.store.counts().items() if k.startswith(("user.", "literature."))}
+    return {k: v for k, v in ws.store.counts().rows() if k.startswith(("user.", "literature."))}
 
 
 def test_delete_equals_never_ingested(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from medkg.cli import app
 from medkg.errors import MedKGError
-from medkg.ontology.export import check_owl
+from medkg.export.vocabulary import check_owl
 from tests.conftest import SEED_OBO
 
 runner = CliRunner()

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medkg.cli import app
+from medkg.engines import use_llm
 from medkg.model import Layer
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, SEED_OBO
@@ -32,7 +33,7 @@ def test_build_with_the_gguf_engine(model_path: Path, tmp_path: Path) -> None:
     assert "LLM call(s)" in dry.output
     with Workspace.open(root) as ws:
         ws.settings.llm.backend, ws.settings.llm.model = "gguf", str(model_path)
-        ws.settings.extraction.engine = "llm"
+        use_llm(ws.settings)
         estimate = ws.estimate_build()
         report = ws.build()
         stages = {s.stage: s for s in ws.ledger.summary()}
@@ -91,7 +92,7 @@ def _gguf_workspace(root: Path, model_path: Path) -> None:
         ws.load_vocabulary(SEED_OBO)
         ws.ingest([EXAMPLES / "user" / n for n in CRASH_NOTES], Layer.USER)
         ws.settings.llm.backend, ws.settings.llm.model = "gguf", str(model_path)
-        ws.settings.extraction.engine = "llm"
+        use_llm(ws.settings)
         ws.save_settings()
 
 

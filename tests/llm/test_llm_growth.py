@@ -41,7 +41,6 @@ def test_llm_generator_in_the_loop(model_path: Path, tmp_path: Path) -> None:
                     record=lambda item, reason: ledger.fail("construction", item, reason),
                     examples=lambda head: ["(heparin, prevents, deep vein thrombosis)"])
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("llm")
     [level] = growth.run(state, [node_of(ENTITIES["metformin"])], lambda *a: None)
     [summary] = ledger.summary()
     assert summary.calls >= 1 and summary.failed == 0

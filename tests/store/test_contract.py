@@ -5,13 +5,15 @@ A new backend (e.g. Neo4j) joins by adding a factory to BACKENDS.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import rdflib
 
+from medkg.config import StoreConfig
 from medkg.errors import NotFoundError, StoreError
+from medkg.export.rdf import export_rdf
 from medkg.model import (
     Chunk,
     Concept,
@@ -27,20 +29,19 @@ from medkg.model import (
     Triple,
 )
 from medkg.store.base import GraphStore
-from medkg.store.rdf import RDFGraphStore
+from medkg.store.registry import backend_names, open_store
 
 BASE = "https://example.org/kg/"
-Factory = Callable[[Path], GraphStore]
-
-BACKENDS: dict[str, Factory] = {
-    "oxigraph": lambda p: RDFGraphStore(p / "graph", base_iri=BASE, backend="oxigraph"),
-    "memory": lambda p: RDFGraphStore(None, base_iri=BASE, backend="memory"),
-}
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+def oxigraph(directory: Path) -> GraphStore:
+    return open_store(StoreConfig(backend="oxigraph", base_iri=BASE), directory / "graph")
+
+
+@pytest.fixture(params=backend_names())
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    s = BACKENDS[request.param](tmp_path)
+    """Every registered backend, opened as the workspace opens it."""
+    s = open_store(StoreConfig(backend=request.param, base_iri=BASE), tmp_path / "graph")
     yield s
     s.close()
 
@@ -168,7 +169,7 @@ def test_triples_keep_evidence_qualifiers_and_best_confidence(store: GraphStore)
 
 
 def test_negated_triples_are_not_asserted_as_facts(tmp_path: Path) -> None:
-    store = BACKENDS["oxigraph"](tmp_path)
+    store = oxigraph(tmp_path)
     doc, chunks = doc_and_chunks()
     store.add_document(doc, chunks)
     drug = entity("metformin", "CHEM", doc, chunks[0], 0)
@@ -180,7 +181,7 @@ def test_negated_triples_are_not_asserted_as_facts(tmp_path: Path) -> None:
                tail=disease.id, qualifiers=q, confidence=0.7)
     store.add_triples([t])
     out = tmp_path / "g.nq"
-    store.export(out, "nq")
+    export_rdf(store, out, "nq")
     g = rdflib.Dataset()
     g.parse(out, format="nquads")
     causes = rdflib.URIRef("https://w3id.org/biolink/vocab/causes")
@@ -214,7 +215,7 @@ def test_same_as_links_can_be_removed(store: GraphStore) -> None:
     assert store.links() == [other]
     counts = store.counts()
     store.add_links([merge])
-    assert store.counts()["quads"] > counts["quads"]
+    assert store.counts().quads > counts.quads
     store.remove_links([merge])
     assert store.counts() == counts  # nothing of the link is left behind
 
@@ -225,7 +226,7 @@ def test_export_parses_back(store: GraphStore, tmp_path: Path, fmt: str) -> None
     store.add_document(doc, chunks)
     store.add_concepts([Concept(id="DOID:1", name="disease", definition="d", source="s")], "s")
     out = tmp_path / f"graph.{fmt}"
-    store.export(out, fmt)
+    export_rdf(store, out, fmt)
     parser = {"ttl": "turtle", "trig": "trig", "nq": "nquads", "jsonld": "json-ld"}[fmt]
     g = rdflib.Dataset()
     g.parse(out, format=parser)
@@ -235,15 +236,15 @@ def test_export_parses_back(store: GraphStore, tmp_path: Path, fmt: str) -> None
 
 def test_unknown_export_format(store: GraphStore, tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="unknown export format"):
-        store.export(tmp_path / "x", "xml")
+        export_rdf(store, tmp_path / "x", "xml")
 
 
 def test_oxigraph_persists_across_reopen(tmp_path: Path) -> None:
     doc, chunks = doc_and_chunks()
-    first = BACKENDS["oxigraph"](tmp_path)
+    first = oxigraph(tmp_path)
     first.add_document(doc, chunks)
     first.close()
-    second = BACKENDS["oxigraph"](tmp_path)
+    second = oxigraph(tmp_path)
     assert second.document(doc.id) == doc
     second.close()
 

@@ -123,7 +123,6 @@ def test_loop_corrects_reversed_triple_and_grows_a_level(corpus: SentenceCorpus,
                                                          tmp_path: Path) -> None:
     stored: list[Triple] = []
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("s")
     stats = _growth(corpus, stored).run(state, [node_of(ENTITIES["metformin"])],
                                         lambda *a: None)
     level1, level2 = stats
@@ -144,7 +143,6 @@ def test_verifier_off_keeps_the_wrong_direction(corpus: SentenceCorpus,
                                                 tmp_path: Path) -> None:
     stored: list[Triple] = []
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("s")
     stats = _growth(corpus, stored, verify=False, levels=1).run(
         state, [node_of(ENTITIES["metformin"])], lambda *a: None)
     assert stats[0].kept == 2 and not stats[0].rejected
@@ -154,7 +152,6 @@ def test_verifier_off_keeps_the_wrong_direction(corpus: SentenceCorpus,
 def test_pruner_decisions_stop_growth(corpus: SentenceCorpus, tmp_path: Path) -> None:
     stored: list[Triple] = []
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("s")
     no = _growth(corpus, stored, decide=lambda found: [False] * len(found))
     stats = no.run(state, [node_of(ENTITIES["metformin"])], lambda *a: None)
     assert len(stats) == 1 and stats[0].pruned == 2 and stats[0].grown == 0
@@ -169,7 +166,6 @@ def test_dropped_triples_are_recorded_with_the_rule(tmp_path: Path) -> None:
     stored: list[Triple] = []
     dropped: list[str] = []
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("s")
     stats = _growth(c, stored, dropped=dropped).run(state, [node_of(ENTITIES["metformin"])],
                                                     lambda *a: None)
     assert stats[0].dropped == 1 and stats[0].kept == 0 and not stored
@@ -180,12 +176,10 @@ def test_resume_after_a_crash_repeats_nothing(corpus: SentenceCorpus, tmp_path: 
     seeds = [node_of(ENTITIES["metformin"])]
     clean: list[Triple] = []
     state = GrowthState(tmp_path / "clean.sqlite")
-    state.start("s")
     expected = [s.as_dict() for s in _growth(corpus, clean).run(state, seeds, lambda *a: None)]
 
     stored: list[Triple] = []
     state = GrowthState(tmp_path / "growth.sqlite")
-    state.start("s")
     crashing = _growth(corpus, stored)
     calls = {"n": 0}
     real = crashing.expand
@@ -199,8 +193,9 @@ def test_resume_after_a_crash_repeats_nothing(corpus: SentenceCorpus, tmp_path: 
     crashing.expand = expand_then_crash  # type: ignore[method-assign]
     with pytest.raises(KeyboardInterrupt):
         crashing.run(state, seeds, lambda *a: None)
-    assert state.start("s") is True  # same corpus and settings: resume
+    # same corpus and settings: the progress stands and the loop resumes
     resumed = _growth(corpus, stored).run(state, seeds, lambda *a: None)
     assert [s.as_dict() for s in resumed] == expected
     assert sorted(t.id for t in stored) == sorted(t.id for t in clean)
-    assert state.start("other settings") is False
+    state.reset()  # other inputs or settings (pipeline/grow.py decides by fingerprint)
+    assert state.kept_ids() == set() and state.pending(1) == []

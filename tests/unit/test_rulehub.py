@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from medkg.config import StoreConfig
 from medkg.model import Entity, Evidence, Layer, Predicate, Qualifiers, Triple
 from medkg.rulehub.rules import load_rules
 from medkg.rulehub.shacl import shapes_graph, validate
 from medkg.rulehub.verify import Verifier
-from medkg.store.rdf import RDFGraphStore
+from medkg.store.base import GraphStore
+from medkg.store.registry import open_store
 
 
 def ent(name: str, group: str) -> Entity:
@@ -104,13 +106,13 @@ def test_conflict_rules() -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> RDFGraphStore:
-    s = RDFGraphStore(tmp_path / "graph", base_iri="https://example.org/kg/")
+def store(tmp_path: Path) -> GraphStore:
+    s = open_store(StoreConfig(base_iri="https://example.org/kg/"), tmp_path / "graph")
     s.add_entities(E.values())
     return s
 
 
-def test_shacl_shapes_find_what_the_verifier_finds(store: RDFGraphStore) -> None:
+def test_shacl_shapes_find_what_the_verifier_finds(store: GraphStore) -> None:
     shapes = shapes_graph()
     assert len(set(shapes.subjects())) > 20
     good = [tri("metformin", Predicate.TREATS, "type 2 diabetes"),
@@ -157,12 +159,13 @@ def test_rules_cli(tmp_path: Path) -> None:
 
 
 def test_build_keeps_out_triples_that_break_hard_rules(tmp_path: Path) -> None:
+    from medkg.pipeline.extract import verify
     from medkg.workspace import Workspace
 
     good = tri("metformin", Predicate.TREATS, "type 2 diabetes")
     reversed_ = tri("type 2 diabetes", Predicate.TREATS, "metformin")
     with Workspace.create(tmp_path / "ws") as ws:
-        kept, rejected = ws._verify(list(E.values()), [good, reversed_])
+        kept, rejected = verify(ws.parts, list(E.values()), [good, reversed_])
         assert kept == [good] and rejected == 1
         [(stage, item, reason)] = ws.ledger.failures()
         assert (stage, item) == ("verify", reversed_.id) and reason.startswith("T001")

@@ -1,0 +1,176 @@
+"""The workspace's parts, each built on first use and closed together: the graph
+store, the embedder and vector indexes, the concept index and extraction
+pipeline, the SAC-KG corpus, the LLM with its ledger, the stage state and the
+tag tree. Stages receive a :class:`Components` and take what they need."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from medkg.config import Settings
+from medkg.errors import WorkspaceError
+from medkg.layout import IndexKind, WorkspaceLayout
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from medkg.construction.corpus import SentenceCorpus
+    from medkg.construction.extraction import Relate
+    from medkg.linking.embeddings import CachedEmbedder
+    from medkg.linking.vectors import VectorIndex
+    from medkg.llm.client import LLM
+    from medkg.llm.ledger import Ledger
+    from medkg.ontology.index import ConceptIndex
+    from medkg.pipeline.state import StageState
+    from medkg.retrieval.tagtree import TagTree
+    from medkg.store.base import GraphStore
+
+
+class Components:
+    def __init__(self, layout: WorkspaceLayout, settings: Settings) -> None:
+        self.layout = layout
+        self.settings = settings
+        self._store: GraphStore | None = None
+        self._embedder: CachedEmbedder | None = None
+        self._indexes: dict[str, VectorIndex] = {}
+        self._llm: LLM | None = None
+        self._ledger: Ledger | None = None
+        self._corpus: SentenceCorpus | None = None
+        self._state: StageState | None = None
+        self._tree: TagTree | None = None
+        self._nlp: Language | None = None
+
+    def close(self) -> None:
+        for part in (self._store, self._embedder, self._corpus, self._state, self._llm,
+                     self._ledger):
+            if part is not None:
+                part.close()
+        self._store = self._embedder = self._corpus = self._state = None
+        self._llm = self._ledger = None
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:
+            from medkg.store.registry import open_store
+
+            self._store = open_store(self.settings.store, self.layout.graph)
+        return self._store
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        if self._embedder is None:
+            from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+
+            self._embedder = CachedEmbedder(
+                SentenceTransformerEmbedder(self.settings.embedding), self.layout.embedding_cache)
+        return self._embedder
+
+    def index(self, kind: IndexKind) -> VectorIndex:
+        """The persistent vector index of ``chunks``, ``entities`` or ``concepts``."""
+        if kind not in self._indexes:
+            from medkg.linking.vectors import VectorIndex
+
+            self._indexes[kind] = VectorIndex(
+                self.embedder.dim, self.layout.vector_index(kind),
+                ann_threshold=self.settings.linking.ann_threshold)
+        return self._indexes[kind]
+
+    def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
+        """All live concepts and their lookup index, saved beside the store.
+
+        The saved copy is derived from the vocabulary graph and rewritten by every
+        vocabulary load, the only writer of concepts; delete it to force a rebuild.
+        """
+        from medkg.ontology.index import ConceptIndex
+
+        saved = self.layout.concept_terms
+        if not rebuild and (cached := ConceptIndex.load(saved)) is not None:
+            return cached
+        index = ConceptIndex(self.store.concepts())
+        if len(index):
+            index.save(saved)
+        return index
+
+    def pipeline(self, index: ConceptIndex | None = None) -> Language:
+        """The builtin extraction pipeline over ``index`` (default: the workspace's
+        concepts; that one is built once per open workspace)."""
+        if index is None:
+            if self._nlp is None:
+                self._nlp = self.pipeline(self.concept_index())
+            return self._nlp
+        from medkg.construction.lexicon import resolve_lexicon
+        from medkg.construction.nlp import build_pipeline, resolve_ner_models
+
+        if len(index) == 0:
+            raise WorkspaceError(
+                "this workspace has no vocabulary, and the builtin engine recognises "
+                "entities by their vocabulary names",
+                hint="load one: `medkg vocab load --default` (no licence needed) "
+                "or `medkg vocab load FILE`",
+            )
+        cfg = self.settings.extraction
+        return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
+                              resolve_lexicon(cfg.lexicon))
+
+    def vocabulary_changed(self) -> None:
+        """After a vocabulary load: the pipeline is rebuilt, links are redone."""
+        self._nlp = None
+        self.state.forget("link")
+
+    @property
+    def corpus(self) -> SentenceCorpus:
+        """The sentences, mentions and relation candidates the SAC-KG generator reads."""
+        if self._corpus is None:
+            from medkg.construction.corpus import SentenceCorpus
+
+            self._corpus = SentenceCorpus(self.layout.corpus)
+        return self._corpus
+
+    @property
+    def state(self) -> StageState:
+        """Fingerprints of the whole-workspace stages."""
+        if self._state is None:
+            from medkg.pipeline.state import StageState
+
+            self._state = StageState(self.layout.state)
+        return self._state
+
+    @property
+    def ledger(self) -> Ledger:
+        """The LLM response cache, call ledger and failed items."""
+        if self._ledger is None:
+            from medkg.llm.ledger import Ledger
+
+            self._ledger = Ledger(self.layout.ledger)
+        return self._ledger
+
+    def llm(self) -> LLM:
+        """The chat model the ``[llm]`` settings name, with cache and ledger."""
+        if self._llm is None:
+            from medkg.llm.client import LLM, open_backend
+            from medkg.llm.port import GenerationParams
+
+            cfg = self.settings.llm
+            params = GenerationParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens,
+                                      seed=cfg.seed)
+            self._llm = LLM(open_backend(cfg), self.ledger, params)
+        return self._llm
+
+    def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
+        """The learned relation classifier the settings ask for, as a ``relate`` hook."""
+        from medkg.construction.relation_model import resolve_relation_model
+
+        setting = self.settings.extraction.relation_model
+        if setting == "none":
+            return None
+        index = index or self.concept_index()
+        model = resolve_relation_model(setting, index.ancestors)
+        return model.relations if model is not None else None
+
+    def tree(self) -> TagTree | None:
+        """The saved tag tree (kept once read), or None before the first build."""
+        if self._tree is None:
+            from medkg.retrieval.tagtree import TagTree
+
+            self._tree = TagTree.load(self.layout.tag_tree)
+        return self._tree

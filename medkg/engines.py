@@ -1,0 +1,211 @@
+"""Builtin or LLM, chosen once per stage from the settings.
+
+Four stages have an engine, each with its own setting: extraction
+(``extraction.engine``), the SAC-KG generator (``construction.generator``),
+tag summaries (``retrieval.summary_engine``) and answers
+(``retrieval.answer_engine``). Each has a typed interface with a builtin and
+an LLM implementation; the functions at the bottom are the only place that
+reads those settings, so a stage never asks which engine it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from medkg.config import Settings
+from medkg.model import Chunk, Entity, Triple
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from medkg.components import Components
+    from medkg.construction.corpus import SentenceCorpus
+    from medkg.construction.extraction import ChunkExtraction, Relate
+    from medkg.construction.generator import Generator
+    from medkg.construction.nlp import Normaliser
+    from medkg.llm.client import LLM
+    from medkg.ontology.index import ConceptIndex
+    from medkg.retrieval.answer import Answer
+    from medkg.retrieval.tags import TagSummary
+    from medkg.rulehub.rules import RuleSet
+
+
+class Extractor(Protocol):
+    """Chunks -> mentions and relations, the same :class:`ChunkExtraction` for
+    every engine, so assembly, linking and storage do not know which ran."""
+
+    name: str
+
+    def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]: ...
+
+
+@dataclass
+class ChunkGraph:
+    """The meta-graph of some chunks: the entities mentioned in each (with only
+    those mentions) and the triples each is evidence for."""
+
+    entities: dict[str, list[Entity]] = field(default_factory=dict)
+    triples: dict[str, list[Triple]] = field(default_factory=dict)
+
+
+class Summariser(Protocol):
+    """Chunks -> one tag summary each (symptoms, diagnoses, medications, ...)."""
+
+    name: str
+
+    def summarise(self, chunks: Sequence[Chunk], graph: ChunkGraph) -> list[TagSummary]: ...
+
+
+class Answerer(Protocol):
+    """The extractive, cited draft -> the answer the user gets."""
+
+    name: str
+
+    def answer(self, draft: Answer) -> Answer: ...
+
+
+# -- implementations ------------------------------------------------------------------
+
+
+class BuiltinExtractor:
+    name = "builtin"
+
+    def __init__(self, nlp: Language, relate: Relate | None) -> None:
+        self.nlp = nlp
+        self.relate = relate
+
+    def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
+        from medkg.construction.extraction import extract
+
+        return extract(chunks, self.nlp, relate=self.relate)
+
+
+class LLMExtractor:
+    name = "llm"
+
+    def __init__(self, llm: LLM, normaliser: Normaliser) -> None:
+        self.llm = llm
+        self.normaliser = normaliser
+
+    def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
+        from medkg.construction.llm_extraction import llm_extract
+
+        return llm_extract(chunks, self.llm, self.normaliser)
+
+
+class BuiltinSummariser:
+    """Each chunk's tags from its meta-graph: the entities it mentions, by semantic
+    group and ConText, and the triples it supports."""
+
+    name = "builtin"
+
+    def summarise(self, chunks: Sequence[Chunk], graph: ChunkGraph) -> list[TagSummary]:
+        from medkg.retrieval.tags import summarise_chunk
+
+        return [summarise_chunk(c.text, c.start, graph.entities.get(c.id, []),
+                                graph.triples.get(c.id, [])) for c in chunks]
+
+
+class LLMSummariser:
+    """Each chunk's tags written by the chat model (the ``tag_summary`` prompt); an
+    answer that stays unusable is recorded and the builtin summary kept."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    def summarise(self, chunks: Sequence[Chunk], graph: ChunkGraph) -> list[TagSummary]:
+        from medkg.errors import LLMOutputError
+        from medkg.llm.prompts import load_prompt
+        from medkg.llm.schemas import TagSummaryAnswer
+        from medkg.retrieval.tags import TagSummary
+
+        out = BuiltinSummariser().summarise(chunks, graph)
+        prompt = load_prompt("tag_summary")
+        for i, c in enumerate(chunks):
+            try:
+                answer = self.llm.structured("tag_summary", prompt.render(text=c.text),
+                                             TagSummaryAnswer)
+            except LLMOutputError as exc:
+                self.llm.ledger.fail("tag_summary", c.id, str(exc))
+                continue
+            written = TagSummary(tags={k: v for k, v in answer.model_dump().items() if v})
+            if written:
+                out[i] = written
+        return out
+
+
+class ExtractiveAnswerer:
+    """The draft as it is: sentences quoted from the sources, each cited."""
+
+    name = "builtin"
+
+    def answer(self, draft: Answer) -> Answer:
+        return draft
+
+
+class LLMAnswerer:
+    """The draft rewritten by the chat model from the same cited sources (the
+    extractive one is kept, with the reason, when the rewrite fails its checks)."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    def answer(self, draft: Answer) -> Answer:
+        from medkg.retrieval.generate import generate_answer
+
+        return generate_answer(draft, self.llm)
+
+
+# -- the one place engines are chosen ---------------------------------------------------
+
+
+def use_llm(settings: Settings) -> None:
+    """Every stage with an engine uses the chat model (``--llm BACKEND:MODEL``)."""
+    settings.extraction.engine = "llm"
+    settings.construction.generator = "llm"
+    settings.retrieval.summary_engine = "llm"
+    settings.retrieval.answer_engine = "llm"
+
+
+def build_uses_llm(settings: Settings) -> bool:
+    """Whether ``build`` would call the chat model (extraction, summaries or, with
+    ``--levels``, the generator)."""
+    return (settings.extraction.engine == "llm" or settings.retrieval.summary_engine == "llm"
+            or (settings.construction.levels > 0 and settings.construction.generator == "llm"))
+
+
+def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
+    if parts.settings.extraction.engine == "llm":
+        from medkg.construction.lexicon import resolve_lexicon
+        from medkg.construction.nlp import Normaliser
+
+        normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
+        return LLMExtractor(parts.llm(), normaliser)
+    return BuiltinExtractor(parts.pipeline(concepts), parts.relation_model(concepts))
+
+
+def summariser(parts: Components) -> Summariser:
+    if parts.settings.retrieval.summary_engine == "llm":
+        return LLMSummariser(parts.llm())
+    return BuiltinSummariser()
+
+
+def answerer(parts: Components) -> Answerer:
+    if parts.settings.retrieval.answer_engine == "llm":
+        return LLMAnswerer(parts.llm())
+    return ExtractiveAnswerer()
+
+
+def generator(parts: Components, corpus: SentenceCorpus, entities: Mapping[str, Entity],
+              rules: RuleSet) -> Generator:
+    from medkg.construction.generator import BuiltinGenerator, LLMGenerator
+
+    if parts.settings.construction.generator == "llm":
+        return LLMGenerator(parts.llm(), corpus, entities)
+    return BuiltinGenerator(corpus, entities, rules)

@@ -1,0 +1,75 @@
+"""Every path inside a workspace, named once.
+
+A workspace is a directory: ``medkg.toml`` (settings), ``graph/`` (the RDF
+store), ``vectors/`` (derived vector indexes and the concept catalogue: safe to
+delete), ``cache/`` (embedding cache), ``construction/`` (the SAC-KG corpus and
+loop progress), ``llm/`` (LLM cache and ledger), ``retrieval/`` (the tag tree)
+and ``state.sqlite`` (what each whole-workspace stage last did, by fingerprint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+IndexKind = Literal["chunks", "entities", "concepts"]
+
+
+@dataclass(frozen=True)
+class WorkspaceLayout:
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "medkg.toml"
+
+    @property
+    def graph(self) -> Path:
+        return self.root / "graph"
+
+    @property
+    def vectors(self) -> Path:
+        return self.root / "vectors"
+
+    def vector_index(self, kind: IndexKind) -> Path:
+        return self.vectors / f"{kind}.npz"
+
+    @property
+    def concept_terms(self) -> Path:
+        """The saved concept lookup index (derived from the vocabulary graph)."""
+        return self.vectors / "concept-terms"
+
+    @property
+    def embedding_cache(self) -> Path:
+        return self.root / "cache" / "embeddings.sqlite"
+
+    @property
+    def corpus(self) -> Path:
+        """Sentences, mentions and candidate triples of the SAC-KG loop."""
+        return self.root / "construction" / "corpus.sqlite"
+
+    @property
+    def growth(self) -> Path:
+        """The SAC-KG loop's progress, head by head."""
+        return self.root / "construction" / "growth.sqlite"
+
+    @property
+    def ledger(self) -> Path:
+        """The LLM response cache, call ledger and failed items."""
+        return self.root / "llm" / "llm.sqlite"
+
+    @property
+    def tag_tree(self) -> Path:
+        """The directory of the tag tree (``tagtree.json`` + vectors)."""
+        return self.root / "retrieval"
+
+    @property
+    def state(self) -> Path:
+        """Fingerprints of what each whole-workspace stage last did."""
+        return self.root / "state.sqlite"
+
+    @property
+    def dataset(self) -> Path:
+        """An evaluation dataset's texts as JSONL (``medkg eval qa``)."""
+        return self.root / "dataset.jsonl"

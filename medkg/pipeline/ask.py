@@ -1,0 +1,53 @@
+"""Ask: the question's retrieval by mode (U-Retrieval, local graph search or
+plain chunk vectors), then the answer engine."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from medkg.config import RETRIEVAL_MODES, RetrievalMode
+from medkg.engines import answerer
+from medkg.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.retrieval.answer import Answer
+    from medkg.retrieval.local import LocalRetriever
+
+
+def retriever(parts: Components) -> LocalRetriever:
+    from medkg.retrieval.local import Indexes, LocalRetriever
+
+    return LocalRetriever(
+        parts.store, parts.embedder,
+        Indexes(chunks=parts.index("chunks"), entities=parts.index("entities")),
+        parts.pipeline(), parts.settings.retrieval,
+    )
+
+
+def check_mode(mode: str) -> RetrievalMode:
+    for known in RETRIEVAL_MODES:
+        if mode == known:
+            return known
+    raise WorkspaceError(f"unknown retrieval mode {mode!r}",
+                         hint=f"use {', '.join(RETRIEVAL_MODES)}")
+
+
+def ask(parts: Components, question: str, mode: str | None = None,
+        using: LocalRetriever | None = None) -> Answer:
+    """Answer with numbered citations and definitions, by ``mode`` (default: the
+    ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
+    workspace whose tag tree has not been built)."""
+    from medkg.retrieval.uretrieval import u_retrieve
+
+    chosen = check_mode(mode or parts.settings.retrieval.mode)
+    local = using or retriever(parts)
+    tree = parts.tree() if chosen == "u-retrieval" else None
+    if tree is not None:
+        answer = u_retrieve(question, local, tree, parts.embedder, parts.pipeline(),
+                            parts.settings.retrieval)
+    else:
+        answer = local.ask(question, mode="local" if chosen == "u-retrieval" else chosen)
+        if chosen == "u-retrieval":
+            answer.trace["note"] = "no tag tree yet (run `medkg build`): local search"
+    return answerer(parts).answer(answer)

@@ -1,0 +1,64 @@
+"""Extract: entities and triples from every ingested document not yet
+extracted, by the extraction engine; the RuleHub keeps out triples that break
+a hard rule; the SAC-KG corpus gets each document's sentences and candidates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from medkg.engines import extractor
+from medkg.model import Entity, Triple
+from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.pipeline.stages import BuildContext
+
+
+def run(ctx: BuildContext) -> None:
+    from medkg.construction.extraction import assemble
+
+    parts, report = ctx.parts, ctx.report
+    todo = documents_to_extract(parts.store)
+    engine = extractor(parts, ctx.concepts)
+    cfg = parts.settings
+    for i, (layer, doc_id) in enumerate(todo):
+        ctx.progress("extract", i, len(todo))
+        chunks = parts.store.chunks(doc_id)
+        extraction = list(engine.extract(chunks))
+        entities, triples = assemble(layer, extraction, ctx.concepts,
+                                     cfg.extraction.context_chars)
+        sentences = sorted({(ex.chunk.id, *m.sentence) for ex in extraction
+                            for m in ex.mentions})
+        by_chunk = {ex.chunk.id: ex.chunk for ex in extraction}
+        parts.corpus.replace_document(
+            doc_id, layer, [(c, s, e, by_chunk[c].text[s - by_chunk[c].start:
+                                                      e - by_chunk[c].start])
+                            for c, s, e in sentences], entities, triples)
+        if cfg.construction.levels:
+            triples = []  # the SAC-KG loop decides which of them enter the graph
+        elif cfg.extraction.verify:
+            triples, rejected = verify(parts, entities, triples)
+            report.rejected += rejected
+        parts.store.add_entities(entities)
+        parts.store.add_triples(triples)
+        parts.store.mark_stage(doc_id, STAGE_EXTRACTED)
+        report.documents += 1
+    ctx.progress("extract", len(todo), len(todo))
+
+
+def verify(parts: Components, entities: list[Entity], triples: list[Triple]
+           ) -> tuple[list[Triple], int]:
+    """Keep the triples no hard rule of the RuleHub rejects; record each rejected
+    one with the rule and its reason (``medkg stats`` lists them)."""
+    from medkg.rulehub.verify import Verifier
+
+    violations = Verifier(min_triples=0).check(triples, {e.id: e for e in entities})
+    rejected: dict[str, list[str]] = {}
+    for v in violations:
+        if v.hard and v.triple_id is not None:
+            rejected.setdefault(v.triple_id, []).append(
+                f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else ""))
+    for triple_id, reasons in rejected.items():
+        parts.ledger.fail("verify", triple_id, "; ".join(reasons))
+    return [t for t in triples if t.id not in rejected], len(rejected)

@@ -1,0 +1,107 @@
+"""Ingest: read, chunk, store and embed documents; load vocabularies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medkg.errors import DocumentError, WorkspaceError
+from medkg.model import Layer
+from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.linking.vectors import VectorIndex
+    from medkg.ontology.loaders import VocabularyLoad
+
+INDEX_SAVE_EVERY = 25
+
+
+@dataclass
+class IngestReport:
+    documents: int = 0
+    chunks: int = 0
+    skipped: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def expand(paths: Iterable[Path]) -> list[Path]:
+    """Files as given, and the files inside directories (sorted, hidden ones skipped)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*")
+                              if p.is_file() and not p.name.startswith(".")))
+        else:
+            out.append(path)
+    return out
+
+
+def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
+           progress: Progress = no_progress) -> IngestReport:
+    """Read, chunk, store and index documents. Bad files are reported, not fatal."""
+    from medkg.construction.chunking import chunk_document
+    from medkg.construction.readers import read_documents
+
+    if layer is Layer.VOCABULARY:
+        raise WorkspaceError("use load_vocabulary for the vocabulary layer")
+    store, embedder = parts.store, parts.embedder
+    report = IngestReport()
+    files = expand(paths)
+    pending: list[str] = []
+    index = parts.index("chunks")
+    for i, path in enumerate(files):
+        progress("ingest", i, len(files))
+        try:
+            documents = read_documents(path, layer, max_file_mb=parts.settings.ingest.max_file_mb)
+        except DocumentError as exc:
+            report.failed[str(path)] = str(exc)
+            continue
+        for doc in documents:
+            if store.has_document(doc.id) and STAGE_INGESTED in store.stages(doc.id):
+                report.skipped += 1
+                continue
+            chunks = chunk_document(doc, embedder, parts.settings.ingest)
+            store.add_document(doc, chunks)
+            index.upsert([c.id for c in chunks], embedder.embed([c.text for c in chunks]))
+            pending.append(doc.id)
+            report.documents += 1
+            report.chunks += len(chunks)
+        if len(pending) >= INDEX_SAVE_EVERY:
+            _commit_ingested(parts, index, pending)
+    _commit_ingested(parts, index, pending)
+    progress("ingest", len(files), len(files))
+    return report
+
+
+def _commit_ingested(parts: Components, index: VectorIndex, pending: list[str]) -> None:
+    # The "ingested" mark comes after the vectors are on disk: a crash in
+    # between only means the document is chunked and embedded again.
+    index.save()
+    for doc_id in pending:
+        parts.store.mark_stage(doc_id, STAGE_INGESTED)
+    pending.clear()
+
+
+def load_vocabulary(parts: Components, path: Path | None,
+                    progress: Progress = no_progress) -> VocabularyLoad:
+    """Load a vocabulary: an OBO file, a UMLS META directory, a MeSH list or a
+    TSV/CSV table; ``None`` loads the default vocabulary that installed
+    packages ship (HPO with its genes, MeSH, MeSH diseases, drug names).
+
+    The input is parsed completely before anything is stored, so a malformed
+    file leaves the workspace as it was.
+    """
+    from medkg.ontology.loaders import load_default, load_file
+
+    progress("parse", 0, 1)
+    load = load_default() if path is None else load_file(path)
+    progress("parse", 1, 1)
+    parts.store.add_concepts(load.concepts, load.source)
+    parts.concept_index(rebuild=True)
+    parts.vocabulary_changed()
+    # Concept vectors are made when linking needs them (link.embed_concepts).
+    parts.index("concepts").delete([c.id for c in load.concepts])
+    return load

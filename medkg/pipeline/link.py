@@ -1,0 +1,105 @@
+"""Link: ``reference_of`` (user -> literature), ``definition_of`` (both -> the
+vocabulary) and entity resolution (``same_as``), redone when the entities (the
+corpus version), the vocabulary or the linking settings changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from medkg.model import Entity, Layer, Link, LinkKind
+from medkg.pipeline.state import Progress, fingerprint
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.linking.embeddings import Matrix
+    from medkg.linking.vectors import VectorIndex
+    from medkg.ontology.index import ConceptIndex
+    from medkg.pipeline.stages import BuildContext
+
+STAGE = "link"
+EMBED_BATCH = 512
+
+
+def run(ctx: BuildContext) -> None:
+    parts = ctx.parts
+    # Links depend on the entities (new with every extraction or deletion, which
+    # change the corpus version), the vocabulary (a load forgets this stage) and
+    # the linking settings.
+    fp = fingerprint(parts.corpus.fingerprint(), parts.settings.linking.model_dump(mode="json"))
+    if not parts.state.current(STAGE, fp):
+        link(parts, ctx.concepts, ctx.progress)
+        parts.state.record(STAGE, fp)
+
+
+def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:
+    from medkg.linking.linker import embed_entities, link_definitions, link_references
+
+    progress("link", 0, 1)
+    store, embedder = parts.store, parts.embedder
+    user = store.entities(Layer.USER)
+    literature = store.entities(Layer.LITERATURE)
+    user_vectors = embed_entities(embedder, user)
+    lit_vectors = embed_entities(embedder, literature)
+    index = parts.index("entities")
+    index.upsert([e.id for e in user], user_vectors)
+    index.upsert([e.id for e in literature], lit_vectors)
+    index.save()
+    cfg = parts.settings.linking
+    by_id = {c.id: c for c in concepts.concepts()}
+    entities = [*user, *literature]
+    # Normalised entities need only their own concepts' vectors; entities without
+    # a concept are matched against every concept, which then all need vectors.
+    wanted = (by_id if any(not e.concept_ids for e in entities)
+              else [cid for e in entities for cid in e.concept_ids])
+    concept_vectors = embed_concepts(parts, wanted, concepts, progress)
+    links = link_references(user, user_vectors, literature, index, cfg)
+    links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg)
+    links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg)
+    if cfg.resolution:
+        links += _resolve(parts, Layer.USER, user, user_vectors, index)
+        links += _resolve(parts, Layer.LITERATURE, literature, lit_vectors, index)
+    store.add_links(links)
+    progress("link", 1, 1)
+    return len(links)
+
+
+def embed_concepts(parts: Components, concept_ids: Iterable[str], concepts: ConceptIndex,
+                   progress: Progress) -> VectorIndex:
+    """Make sure these concepts have vectors (content: name; group; definition)."""
+    from medkg.linking.linker import concept_content
+
+    index = parts.index("concepts")
+    todo = [c for cid in dict.fromkeys(concept_ids)
+            if cid not in index and (c := concepts.get(cid)) is not None]
+    for start in range(0, len(todo), EMBED_BATCH):
+        progress("concepts", start, len(todo))
+        batch = todo[start : start + EMBED_BATCH]
+        index.upsert([c.id for c in batch],
+                     parts.embedder.embed([concept_content(c) for c in batch]))
+    if todo:
+        progress("concepts", len(todo), len(todo))
+        index.save()
+    return index
+
+
+def _resolve(parts: Components, layer: Layer, entities: list[Entity], vectors: Matrix,
+             index: VectorIndex) -> list[Link]:
+    """``same_as`` links for one layer; merges that no longer hold are removed,
+    merges a curator undid (``different_from``) are never made again."""
+    from medkg.abbreviations import find_abbreviations
+    from medkg.linking.resolution import ResolutionSettings, resolve
+
+    cfg, store = parts.settings.linking, parts.store
+    abbreviations: dict[str, str] = {}
+    for doc_id in store.document_ids(layer):
+        abbreviations.update(find_abbreviations(store.document(doc_id).text))
+    refused = [(x.source, x.target) for x in store.links(kind=LinkKind.DIFFERENT_FROM)]
+    settings = ResolutionSettings(candidates=cfg.resolution_candidates,
+                                  min_cosine=cfg.resolution_min_cosine,
+                                  min_name_similarity=cfg.resolution_min_name_similarity)
+    merges = resolve(entities, vectors, index, abbreviations, refused, settings)
+    ids = {e.id for e in entities}
+    stale = [x for x in store.links(kind=LinkKind.SAME_AS) if x.source in ids and x not in merges]
+    store.remove_links(stale)
+    return merges

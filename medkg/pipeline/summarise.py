@@ -1,0 +1,78 @@
+"""Summarise: a tag summary for every new chunk of an extracted document (by the
+summary engine) and the tag tree over all of them, brought up to date: leaves
+for new chunks, removed ones taken out; other tree settings rebuild it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from medkg.engines import ChunkGraph, summariser
+from medkg.model import Chunk, Entity, Triple
+from medkg.pipeline.state import STAGE_EXTRACTED, Progress, documents_done, fingerprint, no_progress
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.pipeline.stages import BuildContext
+    from medkg.retrieval.tagtree import TagTree
+
+STAGE = "summarise"
+
+
+def run(ctx: BuildContext) -> None:
+    update_tag_tree(ctx.parts, ctx.progress)
+
+
+def update_tag_tree(parts: Components, progress: Progress = no_progress) -> TagTree:
+    from medkg.retrieval.tagtree import TagTree, TreeSettings
+
+    cfg = parts.settings.retrieval
+    settings = TreeSettings(levels=cfg.tree_levels, top_fraction=cfg.tree_top_fraction,
+                            floor=cfg.tree_floor)
+    directory = parts.layout.tag_tree
+    fp = fingerprint(settings.__dict__)
+    # A tree made with other settings is not updated but made anew.
+    tree = TagTree.load(directory) if parts.state.current(STAGE, fp) else None
+    if tree is None:
+        tree = TagTree(settings)
+    store = parts.store
+    chunks = {c.id: c for _layer, doc_id in documents_done(store, STAGE_EXTRACTED)
+              for c in store.chunks(doc_id)}
+    leaves = {n.id for n in tree.nodes.values() if n.level == 0}
+    new = [c for cid, c in chunks.items() if cid not in leaves]
+    gone = sorted(leaves - set(chunks))
+    if not new and not gone:
+        parts.state.record(STAGE, fp)
+        return tree
+    progress("tag tree", 0, 1)
+    tree.remove_leaves(gone)
+    summaries = summariser(parts).summarise(new, chunk_graph(parts, new))
+    index = parts.index("chunks")
+    text_vectors = parts.embedder.embed([s.text() or c.text[:200]
+                                         for c, s in zip(new, summaries, strict=True)])
+    own = [index.vector(c.id) for c in new]
+    vectors = [tv if v is None else tv + v for tv, v in zip(text_vectors, own, strict=True)]
+    tree.add_leaves([(c.id, s, v) for c, s, v in zip(new, summaries, vectors, strict=True)])
+    tree.save(directory)
+    parts.state.record(STAGE, fp)
+    progress("tag tree", 1, 1)
+    return tree
+
+
+def chunk_graph(parts: Components, chunks: Sequence[Chunk]) -> ChunkGraph:
+    """The entities (with only their mentions there) and triples of these chunks."""
+    from medkg.pipeline.state import DOCUMENT_LAYERS
+
+    wanted = {c.id for c in chunks}
+    by_chunk: dict[str, list[Entity]] = {}
+    for layer in DOCUMENT_LAYERS:
+        for e in parts.store.entities(layer):
+            for cid in {m.chunk_id for m in e.mentions} & wanted:
+                mine = [m for m in e.mentions if m.chunk_id == cid]
+                by_chunk.setdefault(cid, []).append(e.model_copy(update={"mentions": mine}))
+    triples: dict[str, list[Triple]] = {}
+    for t in parts.store.triples():
+        for ev in t.evidence:
+            if ev.chunk_id in wanted:
+                triples.setdefault(ev.chunk_id, []).append(t)
+    return ChunkGraph(entities=by_chunk, triples=triples)
