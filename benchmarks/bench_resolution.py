@@ -17,7 +17,7 @@ are equal. Arms:
   defined in the documents, near-miss guards).
 
 Prints pairwise precision / recall / F1 over item pairs, and the near-miss
-pairs of tests/unit/test_resolution.py that each arm merges.
+pairs of tests/linking/test_resolution.py that each arm merges.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> None:
     from medkg.ontology.index import ConceptIndex, normalize_term
     from medkg.ontology.loaders import load_default
     from medkg.text import sentence_spans
-    from tests.unit.test_resolution import NEAR_MISSES
+    from tests.linking.test_resolution import NEAR_MISSES
 
     # Items: distinct (text, group) with their majority gold id and first sentence.
     votes: dict[tuple[str, str], Counter[str]] = {}

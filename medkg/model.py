@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def stable_id(prefix: str, *parts: object) -> str:
@@ -68,21 +68,6 @@ _BIOLINK: dict[Predicate, str] = {
     Predicate.ASSOCIATED_WITH: "associated_with",
     Predicate.INTERACTS_WITH: "interacts_with",
 }
-
-
-class Span(BaseModel):
-    """A half-open character range ``[start, end)`` in a document's text."""
-
-    model_config = ConfigDict(frozen=True)
-
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Span:
-        if self.end < self.start:
-            raise ValueError(f"span end {self.end} is before start {self.start}")
-        return self
 
 
 class Document(BaseModel):

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from medkg.cli._common import WorkspaceOpt, _run, out
+from medkg.config import RETRIEVAL_MODES
 
 evaluate = typer.Typer(help="Measure medkg on gold-standard data.", no_args_is_help=True)
 
@@ -53,7 +54,7 @@ def eval_qa(
     dataset: Annotated[Path, typer.Option("--dataset", help="a BioASQ task B file (or a "
                                           "directory of them) or a PubMedQA JSON file")],
     fmt: Annotated[str, typer.Option("--format", help="bioasq or pubmedqa")],
-    mode: Annotated[str, typer.Option(help="u-retrieval, vector or local")] = "u-retrieval",
+    mode: Annotated[str, typer.Option(help=", ".join(RETRIEVAL_MODES))] = "u-retrieval",
     workspace: Annotated[Path | None, typer.Option(
         "--workspace", "-w", help="where the dataset's workspace is built (reused when it "
         "exists); default .medkg-qa/NAME")] = None,
@@ -63,9 +64,9 @@ def eval_qa(
     """Retrieval and answer scores on a QA dataset, in a workspace built from its texts."""
     from medkg.cli._common import console
     from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, run_questions
-    if fmt not in READERS or mode not in ("u-retrieval", "vector", "local"):
+    if fmt not in READERS or mode not in RETRIEVAL_MODES:
         console.print(f"[red]error:[/] unknown format {fmt!r} or mode {mode!r}; formats: "
-                      "bioasq, pubmedqa; modes: u-retrieval, vector, local")
+                      f"bioasq, pubmedqa; modes: {', '.join(RETRIEVAL_MODES)}")
         raise typer.Exit(code=2)
     data = _run(lambda: READERS[fmt](dataset))
     if not data.items:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from medkg.errors import ConfigError
+from medkg.modelref import ModelRef
 from medkg.ontology.index import is_acronym, normalize_term
 
 BUNDLED_LEXICON = Path(__file__).resolve().parents[1] / "models" / "lexicon" / "mentions.json"
@@ -74,9 +75,6 @@ class Lexicon:
 
 
 def resolve_lexicon(setting: str) -> Lexicon | None:
-    """``bundled`` -> the shipped lexicon (if present); ``none`` -> none; else a path."""
-    if setting == "none":
-        return None
-    if setting == "bundled":
-        return Lexicon.load(BUNDLED_LEXICON) if BUNDLED_LEXICON.exists() else None
-    return Lexicon.load(Path(setting))
+    """``bundled`` -> the shipped lexicon; ``none`` -> none; else a path."""
+    path = ModelRef(setting, "extraction.lexicon").path(BUNDLED_LEXICON)
+    return None if path is None else Lexicon.load(path)

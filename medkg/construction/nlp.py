@@ -22,6 +22,7 @@ from spacy.util import filter_spans
 from medkg.abbreviations import find_abbreviations
 from medkg.construction.lexicon import Lexicon
 from medkg.model import Concept, Qualifiers
+from medkg.modelref import ModelRef
 from medkg.ontology.index import ConceptIndex
 from medkg.text import sentence_spans
 
@@ -213,11 +214,8 @@ def resolve_ner_models(setting: str) -> list[Path]:
     """``bundled`` -> the models shipped in medkg/models (chemicals/diseases, then
     genes/organisms; those present); ``none`` -> no model; anything else is a
     comma-separated list of paths to spaCy pipelines with an ``ner`` component."""
-    if setting == "none":
-        return []
-    if setting == "bundled":
-        return [p for p in (BUNDLED_NER, BUNDLED_GENE_NER) if (p / "meta.json").exists()]
-    return [Path(p.strip()) for p in setting.split(",") if p.strip()]
+    return ModelRef(setting, "extraction.ner_model").paths([BUNDLED_NER, BUNDLED_GENE_NER],
+                                                           marker="meta.json")
 
 
 def build_pipeline(

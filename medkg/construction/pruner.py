@@ -22,6 +22,7 @@ import numpy as np
 
 from medkg.errors import ConfigError
 from medkg.linking.embeddings import Embedder, Matrix
+from medkg.modelref import ModelRef
 
 BUNDLED_PRUNER = Path(__file__).resolve().parents[1] / "models" / "pruner" / "pruner.json"
 
@@ -77,4 +78,8 @@ class Pruner:
 
 
 def resolve_pruner(setting: str) -> Pruner:
-    return Pruner.load(BUNDLED_PRUNER if setting == "bundled" else Path(setting))
+    path = ModelRef(setting, "construction.pruner").path(BUNDLED_PRUNER)
+    if path is None:
+        raise ConfigError("construction.pruner = 'none' names no pruner",
+                          hint="turn pruning off with construction.prune = false")
+    return Pruner.load(path)

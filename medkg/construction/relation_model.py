@@ -24,6 +24,7 @@ from pathlib import Path
 
 from medkg.construction.extraction import ChunkExtraction, MentionHit, RelationHit
 from medkg.model import Predicate
+from medkg.modelref import ModelRef
 
 BUNDLED_RELATIONS = Path(__file__).resolve().parents[1] / "models" / "relations" / "cid.json"
 _WORD = re.compile(r"[a-z][a-z-]+")
@@ -132,10 +133,8 @@ def resolve_relation_model(setting: str, ancestors: Ancestors | None = None
                            ) -> RelationModel | None:
     """``none`` -> no model; ``bundled`` -> the shipped one; else a model file path.
     ``ancestors`` is the vocabulary's hierarchy, which some features use."""
-    if setting == "none":
-        return None
-    path = BUNDLED_RELATIONS if setting == "bundled" else Path(setting)
-    return RelationModel.load(path, ancestors)
+    path = ModelRef(setting, "extraction.relation_model").path(BUNDLED_RELATIONS)
+    return None if path is None else RelationModel.load(path, ancestors)
 
 
 class RelationModel:

@@ -176,7 +176,7 @@ def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
     recalls, rrs, ndcgs = [], [], []
     yn_total = yn_right = yn_answered = 0
     for item, answer in zip(items, answers, strict=True):
-        ranked = [k for c in answer.trace.get("retrieved_chunks", [])
+        ranked = [k for c in answer.trace.retrieved_chunks
                   if (k := document_key(c)) is not None]
         r, rr, nd = score_ranking(ranked, item.gold)
         recalls.append(r)

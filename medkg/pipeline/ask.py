@@ -49,5 +49,5 @@ def ask(parts: Components, question: str, mode: str | None = None,
     else:
         answer = local.ask(question, mode="local" if chosen == "u-retrieval" else chosen)
         if chosen == "u-retrieval":
-            answer.trace["note"] = "no tag tree yet (run `medkg build`): local search"
+            answer.trace.note = "no tag tree yet (run `medkg build`): local search"
     return answerer(parts).answer(answer)

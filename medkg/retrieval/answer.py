@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_serializer
 
 from medkg.model import Layer, Predicate, Qualifiers
+from medkg.retrieval.trace import Trace
 
 
 class Citation(BaseModel):
@@ -53,7 +54,11 @@ class Answer(BaseModel):
     citations: list[Citation]
     facts: list[Fact]
     definitions: list[Definition]
-    trace: dict[str, Any]  # what was searched and used: JSON values
+    trace: Trace = Field(default_factory=Trace)  # what was searched and used
+
+    @field_serializer("trace")
+    def _trace_json(self, trace: Trace) -> dict[str, Any]:
+        return trace.model_dump(mode="json", exclude_none=True)
 
     def render(self) -> str:
         """Plain-text rendering for a terminal."""
@@ -88,26 +93,26 @@ class Answer(BaseModel):
         """How the answer was found, for ``medkg ask --explain``."""
         t = self.trace
         lines = [f"Trace ({self.mode}):"]
-        if tags := t.get("query_tags"):
+        if t.query_tags:
             lines.append("  question tags: " + "; ".join(f"{k}: {', '.join(v)}"
-                                                       for k, v in tags.items()))
-        for step in t.get("tree_path", []):
-            lines.append(f"  tree level {step['level']}:")
-            for node in step["nodes"]:
-                lines.append(f"    {node['id']} (score {node['score']}, sim {node['similarity']}, "
-                             f"{node['chunks']} chunks) {node['summary'][:160]}")
-        if "scope_chunks" in t:
-            lines.append(f"  chunks in scope: {t['scope_chunks']}")
-        for step in t.get("refinement", []):
-            shared = ", ".join(step["shared_terms"]) or "none"
-            lines.append(f"  bottom-up: level {step['level']} {step['node']}: shared terms "
-                         f"{shared}; +{step['added_chunks']} chunks")
-        if t.get("question_concepts"):
-            lines.append(f"  question concepts: {', '.join(t['question_concepts'])}")
-        if t.get("focus_entities"):
-            lines.append(f"  entities: {', '.join(t['focus_entities'][:12])}")
-        lines.append(f"  triples considered: {len(t.get('triples', []))}; "
-                     f"chunks ranked: {len(t.get('retrieved_chunks', []))}")
-        if note := t.get("note"):
-            lines.append(f"  note: {note}")
+                                                       for k, v in t.query_tags.items()))
+        for level in t.tree_path or []:
+            lines.append(f"  tree level {level.level}:")
+            for node in level.nodes:
+                lines.append(f"    {node.id} (score {node.score}, sim {node.similarity}, "
+                             f"{node.chunks} chunks) {node.summary[:160]}")
+        if t.scope_chunks is not None:
+            lines.append(f"  chunks in scope: {t.scope_chunks}")
+        for step in t.refinement or []:
+            shared = ", ".join(step.shared_terms) or "none"
+            lines.append(f"  bottom-up: level {step.level} {step.node}: shared terms "
+                         f"{shared}; +{step.added_chunks} chunks")
+        if t.question_concepts:
+            lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
+        if t.focus_entities:
+            lines.append(f"  entities: {', '.join(t.focus_entities[:12])}")
+        lines.append(f"  triples considered: {len(t.triples)}; "
+                     f"chunks ranked: {len(t.retrieved_chunks)}")
+        if t.note:
+            lines.append(f"  note: {t.note}")
         return "\n".join(lines)

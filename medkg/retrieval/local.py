@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from spacy.language import Language
 
-from medkg.config import RetrievalConfig
+from medkg.config import RetrievalConfig, RetrievalMode
 from medkg.errors import RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, Entity, Layer, LinkKind, Predicate, Triple
 from medkg.retrieval.answer import Answer, Citation, Definition, Fact
 from medkg.retrieval.intent import question_predicates
+from medkg.retrieval.trace import Trace
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
 
@@ -119,7 +120,7 @@ class LocalRetriever:
         self._all_entities: dict[str, Entity] | None = None
         self._link_index: dict[str, set[str]] | None = None
 
-    def ask(self, question: str, *, mode: str = "local", scope: set[str] | None = None,
+    def ask(self, question: str, *, mode: RetrievalMode = "local", scope: set[str] | None = None,
             qvec: Matrix | None = None) -> Answer:
         """Answer from the graph and the chunks (``local``), from the chunks alone
         (``vector``: plain vector RAG, for comparison), or within ``scope`` — the
@@ -151,14 +152,14 @@ class LocalRetriever:
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
             definitions=self._definitions(q_concepts, facts, ctx),
-            trace={
-                "question_concepts": q_concepts,
-                "intents": sorted(p.value for p in ctx.intents),
-                "focus_entities": sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
-                                         for e in ctx.focus if e in ctx.entities),
-                "triples": [t.id for t in ctx.triples],
-                "retrieved_chunks": _chunk_ranking(items, scores, chosen),
-            },
+            trace=Trace(
+                question_concepts=q_concepts,
+                intents=sorted(p.value for p in ctx.intents),
+                focus_entities=sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
+                                      for e in ctx.focus if e in ctx.entities),
+                triples=[t.id for t in ctx.triples],
+                retrieved_chunks=_chunk_ranking(items, scores, chosen),
+            ),
         )
 
     # -- gathering ------------------------------------------------------------------

@@ -26,6 +26,7 @@ import numpy as np
 from medkg.linking.embeddings import Matrix
 from medkg.model import stable_id
 from medkg.retrieval.tags import TagSummary, merge
+from medkg.retrieval.trace import TreeLevel, TreeNodeStep
 
 NEIGHBOURS = 5
 MAX_GROUP = 16
@@ -171,7 +172,7 @@ class TagTree:
 
     # -- search ---------------------------------------------------------------------
 
-    def descend(self, query: Matrix, beam: int) -> tuple[list[str], list[dict[str, object]]]:
+    def descend(self, query: Matrix, beam: int) -> tuple[list[str], list[TreeLevel]]:
         """Top-down: the ``beam`` best top nodes, then the best of their children,
         level by level, until the chosen nodes group chunks directly. A node's
         score is the better of its own summary's similarity and its best chunk's
@@ -180,10 +181,10 @@ class TagTree:
         q = _unit(query)
         scores = self._scores(q)
         chosen = self._best(self.roots, scores, beam)
-        path: list[dict[str, object]] = []
+        path: list[TreeLevel] = []
         while True:
-            path.append({"level": max(self.nodes[n].level for n in chosen),
-                         "nodes": [self._describe(n, q, scores) for n in chosen]})
+            path.append(TreeLevel(level=max(self.nodes[n].level for n in chosen),
+                                  nodes=[self._describe(n, q, scores) for n in chosen]))
             if all(self.nodes[n].level <= 1 for n in chosen):
                 break
             pool = [c for n in chosen for c in (self.nodes[n].children
@@ -205,13 +206,11 @@ class TagTree:
     def _best(self, ids: Sequence[str], scores: dict[str, float], k: int) -> list[str]:
         return sorted(ids, key=lambda i: -scores[i])[:k]
 
-    def _describe(self, node_id: str, q: Matrix, scores: dict[str, float]
-                  ) -> dict[str, object]:
+    def _describe(self, node_id: str, q: Matrix, scores: dict[str, float]) -> TreeNodeStep:
         node = self.nodes[node_id]
-        return {"id": node_id, "level": node.level, "chunks": len(self.leaves_under(node_id)),
-                "similarity": round(float(self.vectors[node_id] @ q), 3),
-                "score": round(scores[node_id], 3),
-                "summary": node.summary.text()[:300]}
+        return TreeNodeStep(id=node_id, level=node.level, chunks=len(self.leaves_under(node_id)),
+                            similarity=round(float(self.vectors[node_id] @ q), 3),
+                            score=round(scores[node_id], 3), summary=node.summary.text()[:300])
 
     # -- persistence ----------------------------------------------------------------
 

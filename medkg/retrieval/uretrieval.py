@@ -27,6 +27,7 @@ from medkg.retrieval.answer import Answer
 from medkg.retrieval.local import LocalRetriever
 from medkg.retrieval.tags import TagSummary, category_of_group
 from medkg.retrieval.tagtree import TagTree
+from medkg.retrieval.trace import RefinementStep
 
 
 def query_tags(question: str, nlp: Language) -> TagSummary:
@@ -51,24 +52,23 @@ def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Em
     scope = set(leaves)
     draft = local.ask(question, mode="u-retrieval", scope=scope, qvec=qvec)
     terms = tags.terms() | {n.lower() for f in draft.facts for n in (f.head, f.tail)}
-    steps: list[dict[str, object]] = []
-    ranked = [c for c in draft.trace.get("retrieved_chunks", []) if c in tree.nodes]
+    steps: list[RefinementStep] = []
+    ranked = [c for c in draft.trace.retrieved_chunks if c in tree.nodes]
     if ranked:
         for ancestor in tree.ancestors(ranked[0]):
             node = tree.nodes[ancestor]
             shared = sorted(terms & node.summary.terms())
             under = set(tree.leaves_under(ancestor))
-            step: dict[str, object] = {"node": ancestor, "level": node.level,
-                                       "summary": node.summary.text()[:300],
-                                       "shared_terms": shared[:10], "added_chunks": 0}
+            step = RefinementStep(node=ancestor, level=node.level,
+                                  summary=node.summary.text()[:300], shared_terms=shared[:10])
             if shared and len(scope | under) <= config.max_scope:
-                step["added_chunks"] = len(under - scope)
+                step.added_chunks = len(under - scope)
                 scope |= under
             steps.append(step)
     answer = draft
     if len(scope) > len(leaves):
         answer = local.ask(question, mode="u-retrieval", scope=scope, qvec=qvec)
-    answer.trace.update({"query_tags": tags.tags, "tree_path": path,
-                         "scope_chunks": len(scope), "refinement": steps,
-                         "draft_citations": [c.chunk_id for c in draft.citations]})
+    answer.trace = answer.trace.model_copy(update={
+        "query_tags": tags.tags, "tree_path": path, "scope_chunks": len(scope),
+        "refinement": steps, "draft_citations": [c.chunk_id for c in draft.citations]})
     return answer

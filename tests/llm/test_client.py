@@ -114,11 +114,11 @@ def test_generated_answer_keeps_only_real_citations(tmp_path: Path) -> None:
     good = '{"answer": "Metformin [1], with nausea [2] and more [7].", "citations": [1, 9]}'
     answer = generate_answer(_answer(), LLM(Scripted([good]), ledger, GenerationParams()))
     assert answer.text == "Metformin [1], with nausea [2] and more."
-    assert answer.mode == "local+llm" and "[7]" in answer.trace["generation"][1]
+    assert answer.mode == "local+llm" and "[7]" in (answer.trace.generation or ["", ""])[1]
     uncited = '{"answer": "Metformin.", "citations": [5]}'
     ledger = Ledger(tmp_path / "second.sqlite")  # a fresh cache: the same question again
     kept = generate_answer(_answer(), LLM(Scripted([uncited]), ledger, GenerationParams()))
-    assert kept.text == _answer().text and "cited no source" in kept.trace["generation"][0]
+    assert kept.text == _answer().text and "cited no source" in (kept.trace.generation or [""])[0]
     ledger = Ledger(tmp_path / "third.sqlite")
     broken = generate_answer(_answer(), LLM(Scripted(["no", "no"]), ledger, GenerationParams()))
     assert broken.text == _answer().text and ledger.failures()[0][0] == "answer"

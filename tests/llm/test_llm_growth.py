@@ -21,7 +21,7 @@ from medkg.llm.ledger import Ledger
 from medkg.llm.port import GenerationParams
 from medkg.model import Layer, Triple
 from medkg.rulehub.verify import Verifier
-from tests.unit.test_growth import CANDIDATES, DOC, ENTITIES, SPANS, TEXT
+from tests.construction.test_growth import CANDIDATES, DOC, ENTITIES, SPANS, TEXT
 
 pytestmark = pytest.mark.slow
 

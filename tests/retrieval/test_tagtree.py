@@ -82,7 +82,7 @@ def test_tree_groups_similar_chunks_and_search_finds_them(tmp_path: Path) -> Non
             assert node.summary.tags["procedures"] == [f"topic {topics.pop()}"]
     leaves, path = tree.descend(centres[2], beam=1)
     assert leaves and all(leaf.startswith("chunk-2-") for leaf in leaves)
-    assert path[0]["nodes"] and path[-1]["level"] <= 1
+    assert path[0].nodes and path[-1].level <= 1
     tree.save(tmp_path)
     again = TagTree.load(tmp_path)
     assert again is not None and again.roots == tree.roots

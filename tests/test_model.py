@@ -1,5 +1,3 @@
-import pytest
-from pydantic import ValidationError
 
 from medkg.model import (
     Chunk,
@@ -9,7 +7,6 @@ from medkg.model import (
     Layer,
     Predicate,
     Qualifiers,
-    Span,
     Triple,
     stable_id,
 )
@@ -33,11 +30,6 @@ def test_chunk_text_is_the_document_slice() -> None:
     chunk = Chunk.create(doc, 0, 5, 15)
     assert chunk.text == "Two three."
     assert chunk.id == Chunk.create(doc, 0, 5, 15).id
-
-
-def test_span_rejects_reversed_offsets() -> None:
-    with pytest.raises(ValidationError):
-        Span(start=5, end=2)
 
 
 def test_negated_triple_is_a_different_fact() -> None:

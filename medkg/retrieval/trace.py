@@ -1,0 +1,54 @@
+"""How an answer was found, typed: what local search used, the path U-Retrieval
+took down the tag tree, its bottom-up refinement, and notes from generation.
+
+Fields a mode does not fill stay ``None`` and are left out of the JSON, so
+``medkg ask --json`` shows only what the mode did.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class TreeNodeStep(BaseModel):
+    """One node the descent chose at a level."""
+
+    id: str
+    level: int
+    chunks: int  # chunks under the node
+    similarity: float  # of the node's own vector to the question
+    score: float  # max(similarity, best member's score)
+    summary: str
+
+
+class TreeLevel(BaseModel):
+    level: int
+    nodes: list[TreeNodeStep]
+
+
+class RefinementStep(BaseModel):
+    """One ancestor of the best chunk, looked at bottom-up."""
+
+    node: str
+    level: int
+    summary: str
+    shared_terms: list[str]
+    added_chunks: int = 0
+
+
+class Trace(BaseModel):
+    # local search (every mode)
+    question_concepts: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+    focus_entities: list[str] = Field(default_factory=list)
+    triples: list[str] = Field(default_factory=list)
+    retrieved_chunks: list[str] = Field(default_factory=list)  # ranked, best first
+    # U-Retrieval
+    query_tags: dict[str, list[str]] | None = None
+    tree_path: list[TreeLevel] | None = None
+    scope_chunks: int | None = None
+    refinement: list[RefinementStep] | None = None
+    draft_citations: list[str] | None = None
+    # the answer engine, and anything else worth saying
+    generation: list[str] | None = None
+    note: str | None = None
