@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from medkg.llm.client import LLM
     from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
-    from medkg.pipeline.state import StageState
     from medkg.retrieval.tagtree import TagTree
+    from medkg.stagestate import StageState
     from medkg.store.base import GraphStore
 
 
@@ -130,7 +130,7 @@ class Components:
     def state(self) -> StageState:
         """Fingerprints of the whole-workspace stages."""
         if self._state is None:
-            from medkg.pipeline.state import StageState
+            from medkg.stagestate import StageState
 
             self._state = StageState(self.layout.state)
         return self._state

@@ -32,9 +32,9 @@ from medkg.pipeline import ask as asking
 from medkg.pipeline import curate, estimate, stages, summarise
 from medkg.pipeline import grow as growing
 from medkg.pipeline import ingest as ingesting
+from medkg.pipeline.context import BuildReport
 from medkg.pipeline.estimate import BuildEstimate
 from medkg.pipeline.ingest import IngestReport
-from medkg.pipeline.stages import BuildReport
 from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from medkg.engines import extractor
 from medkg.model import Entity, Triple
+from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.pipeline.stages import BuildContext
 
 
 def run(ctx: BuildContext) -> None:

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 from medkg.engines import generator
 from medkg.errors import WorkspaceError
 from medkg.model import Entity, Layer
+from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import Progress, fingerprint, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
     from medkg.construction.growth import LevelStats
     from medkg.ontology.index import ConceptIndex
-    from medkg.pipeline.stages import BuildContext
 
 STAGE = "grow"
 

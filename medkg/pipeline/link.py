@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from medkg.model import Entity, Layer, Link, LinkKind
+from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import Progress, fingerprint
 
 if TYPE_CHECKING:
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from medkg.linking.embeddings import Matrix
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.index import ConceptIndex
-    from medkg.pipeline.stages import BuildContext
 
 STAGE = "link"
 EMBED_BATCH = 512

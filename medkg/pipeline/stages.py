@@ -9,37 +9,16 @@ or a settings change redoes exactly that.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from medkg.config import Settings
 from medkg.pipeline import extract, grow, link, summarise
+from medkg.pipeline.context import BuildContext, BuildReport
 from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.construction.growth import LevelStats
-    from medkg.ontology.index import ConceptIndex
-
-
-@dataclass
-class BuildReport:
-    """Documents processed by this build; entities, triples and links in the graph after it."""
-
-    documents: int = 0
-    entities: int = 0
-    triples: int = 0
-    links: int = 0
-    rejected: int = 0  # triples the RuleHub's hard rules kept out of the graph
-    levels: list[LevelStats] = field(default_factory=list)  # the SAC-KG loop, per level
-
-
-@dataclass
-class BuildContext:
-    parts: Components
-    concepts: ConceptIndex
-    progress: Progress
-    report: BuildReport
 
 
 @dataclass(frozen=True)

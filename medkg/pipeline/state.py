@@ -15,14 +15,14 @@ Two kinds of stage:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from collections.abc import Callable, Iterator
 
 from medkg.model import Layer
-from medkg.sqlitefile import SQLiteFile
+from medkg.stagestate import StageState, fingerprint
 from medkg.store.base import GraphStore
+
+__all__ = ["STAGE_EXTRACTED", "STAGE_INGESTED", "Progress", "StageState", "documents_done",
+           "documents_to_extract", "fingerprint", "no_progress"]
 
 STAGE_INGESTED = "ingested"
 STAGE_EXTRACTED = "extracted"
@@ -33,12 +33,6 @@ Progress = Callable[[str, int, int], None]
 
 def no_progress(stage: str, done: int, total: int) -> None:
     return None
-
-
-def fingerprint(*parts: object) -> str:
-    """A stable digest of a stage's inputs and settings (JSON-able parts)."""
-    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def documents_done(store: GraphStore, stage: str) -> Iterator[tuple[Layer, str]]:
@@ -53,31 +47,3 @@ def documents_to_extract(store: GraphStore) -> list[tuple[Layer, str]]:
     """Ingested documents not yet extracted, literature first."""
     return [(layer, doc_id) for layer, doc_id in documents_done(store, STAGE_INGESTED)
             if STAGE_EXTRACTED not in store.stages(doc_id)]
-
-
-class StageState(SQLiteFile):
-    """Fingerprints of the whole-workspace stages (``state.sqlite``)."""
-
-    SCHEMA = """
-    CREATE TABLE IF NOT EXISTS stages (
-        stage TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, at REAL NOT NULL);
-    """
-
-    def current(self, stage: str, fp: str) -> bool:
-        """Whether ``stage`` last finished with these inputs and settings."""
-        row = self._db.execute("SELECT fingerprint FROM stages WHERE stage = ?",
-                               (stage,)).fetchone()
-        return row is not None and row[0] == fp
-
-    def record(self, stage: str, fp: str) -> None:
-        with self._db:
-            self._db.execute("INSERT OR REPLACE INTO stages VALUES (?, ?, ?)",
-                             (stage, fp, time.time()))
-
-    def forget(self, stage: str) -> None:
-        """Make ``stage`` run again at the next build (e.g. links after a vocabulary load)."""
-        with self._db:
-            self._db.execute("DELETE FROM stages WHERE stage = ?", (stage,))
-
-    def recorded(self) -> dict[str, str]:
-        return dict(self._db.execute("SELECT stage, fingerprint FROM stages").fetchall())

@@ -9,11 +9,17 @@ from typing import TYPE_CHECKING
 
 from medkg.engines import ChunkGraph, summariser
 from medkg.model import Chunk, Entity, Triple
-from medkg.pipeline.state import STAGE_EXTRACTED, Progress, documents_done, fingerprint, no_progress
+from medkg.pipeline.context import BuildContext
+from medkg.pipeline.state import (
+    STAGE_EXTRACTED,
+    Progress,
+    documents_done,
+    fingerprint,
+    no_progress,
+)
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.pipeline.stages import BuildContext
     from medkg.retrieval.tagtree import TagTree
 
 STAGE = "summarise"
