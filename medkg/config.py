@@ -102,7 +102,8 @@ class LLMConfig(BaseModel):
     base_url: str = Field("", description="OpenAI-compatible endpoint; empty = api.openai.com")
     api_key_env: str = Field("OPENAI_API_KEY",
                              description="environment variable that holds the API key")
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, description="seconds one call may take (gguf: at "
+                             "least 600, since a model on the CPU is slow)")
     max_retries: int = Field(4, ge=0, description="retries on 429/5xx and network errors")
     concurrency: int = Field(4, ge=1, description="calls in flight at once")
     temperature: float = Field(0.0, ge=0, le=2)

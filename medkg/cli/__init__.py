@@ -49,7 +49,7 @@ def init(path: Annotated[Path, typer.Argument(help="directory to create")] = Pat
 
     ws = _run(lambda: Workspace.create(path))
     ws.close()
-    console.print(f"created workspace {path} (settings in {path / 'medkg.toml'})")
+    console.print(f"created workspace {path} (settings in {ws.layout.config})")
 
 
 @app.command()
@@ -182,7 +182,8 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
                           str(s.failed), f"{s.cost_usd:.4f}")
         out.print(calls)
     for stage, item, reason in failures:
-        out.print(f"failed {stage} {item}: {reason}", highlight=False, markup=False)
+        out.print(f"failed {stage} {item}: {reason}", highlight=False, markup=False,
+                  soft_wrap=True)
 
 
 @app.command()

@@ -41,6 +41,7 @@ from medkg.llm.openai_backend import OpenAIBackend
 from medkg.llm.port import Completion, GenerationParams, Message
 
 _ALIAS = "local"
+LOCAL_TIMEOUT_S = 600.0  # a long answer from a model on the CPU takes minutes
 
 
 def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, set[str]]:
@@ -185,12 +186,13 @@ class GGUFBackend:
                 "llama-cpp-python is not installed",
                 hint="pip install 'medkg[llm]' (builds llama.cpp; takes minutes)")
         self.model = path.name
-        self._timeout_s = cfg.timeout_s
+        self._timeout_s = max(cfg.timeout_s, LOCAL_TIMEOUT_S)
         self._process = LocalModelProcess(path, cfg)
         # One call at a time, no retries: a dead child does not come back by waiting.
         self._client = OpenAIBackend(
             cfg.model_copy(update={"base_url": self._process.url, "model": _ALIAS,
-                                   "max_retries": 0, "concurrency": 1}),
+                                   "max_retries": 0, "concurrency": 1,
+                                   "timeout_s": self._timeout_s}),
             response_format="json_object+schema", api_key="local")
 
     @property

@@ -111,6 +111,8 @@ def merge(summaries: Iterable[TagSummary], limit: int = MAX_TERMS) -> TagSummary
     counts: dict[str, Counter[str]] = {}
     for s in summaries:
         for category, terms in s.tags.items():
-            counts.setdefault(category, Counter()).update(set(terms))
+            # Each member counts a term once; ties keep the order terms first came in
+            # (a set here made the order, and so the cut at ``limit``, differ per run).
+            counts.setdefault(category, Counter()).update(dict.fromkeys(terms, 1))
     return TagSummary(tags={c: [t for t, _ in counts[c].most_common(limit)]
                             for c in CATEGORIES if c in counts})

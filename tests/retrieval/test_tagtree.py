@@ -103,3 +103,18 @@ def test_new_chunks_join_their_group_and_removed_ones_leave() -> None:
     tree.remove_leaves(["chunk-new"])
     assert "chunk-new" not in tree.nodes
     assert "late" not in tree.nodes[parent].summary.tags["procedures"]
+
+
+def test_a_group_summary_is_the_same_in_every_run() -> None:
+    """Terms tied in count keep the order they came in (not a set's, which
+    changes with the process's hash seed), so the cut at the limit is stable."""
+    import subprocess
+    import sys
+
+    script = ("from medkg.retrieval.tags import TagSummary, merge\n"
+              "terms = [f't{i}' for i in range(30)]\n"
+              "print(merge([TagSummary(tags={'procedures': terms})], limit=5).tags)\n")
+    runs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=True, env={"PYTHONHASHSEED": str(seed)}).stdout
+            for seed in (1, 2, 3)}
+    assert runs == {"{'procedures': ['t0', 't1', 't2', 't3', 't4']}\n"}
