@@ -6,11 +6,13 @@ Two kinds of stage:
 - **Per document** (``ingested``, ``extracted``): a mark on the document in the
   graph store (``mkg:completed``), written after the stage's output is stored.
   It lives in the same store as the data it vouches for, so deleting the
-  document deletes its marks in the same transaction.
+  document deletes its marks with it.
 - **Whole workspace** (grow, link, summarise): a fingerprint of the stage's
   inputs and settings in ``state.sqlite``. A stage whose recorded fingerprint
-  differs from the one the workspace has now is redone; recording it is the
-  stage's last step, so a crash before it means the stage runs again.
+  differs from the one the workspace has now is redone. Link and summarise
+  record it as their last step, so a crash before it means the stage runs
+  again; grow records it when it starts over, since its head-by-head progress
+  (``construction/growth.sqlite``) then belongs to those inputs and resumes.
 """
 
 from __future__ import annotations
