@@ -18,6 +18,7 @@ from medkg.cli._common import (
     _run,
     apply_llm_option,
     console,
+    label,
     out,
 )
 from medkg.cli.evaluate import evaluate
@@ -73,7 +74,7 @@ def ingest(
         f"{report.skipped} already present"
     )
     for failed, why in report.failed.items():
-        console.print(f"[red]skipped[/] {failed}: {why.split(': ', 1)[-1]}", highlight=False)
+        console.print(label("skipped", "red", f"{failed}: {why.split(': ', 1)[-1]}"))
     if report.failed and not report.documents and not report.skipped:
         raise typer.Exit(code=1)
 
@@ -127,7 +128,8 @@ def build(
         console.print(f"{report.rejected} triple(s) broke a hard rule and were kept out; "
                       "`medkg stats` lists them")
     if failures:
-        console.print(f"[yellow]{failures} LLM item(s) failed[/]; `medkg stats` lists them")
+        console.print(label(f"{failures} LLM item(s) failed;", "yellow",
+                            "`medkg stats` lists them"))
 
 
 @app.command()
@@ -182,8 +184,7 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
                           str(s.failed), f"{s.cost_usd:.4f}")
         out.print(calls)
     for stage, item, reason in failures:
-        out.print(f"failed {stage} {item}: {reason}", highlight=False, markup=False,
-                  soft_wrap=True)
+        out.print(f"failed {stage} {item}: {reason}", soft_wrap=True)
 
 
 @app.command()

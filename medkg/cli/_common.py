@@ -17,12 +17,21 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from medkg.config import Settings
 from medkg.errors import MedKGError
 
-console = Console(stderr=True)
-out = Console()
+# Neither console reads markup or highlights: what they print is user text (notes,
+# quotes, titles, paths), and a "[/ref]" or "[see addendum]" in it must come out as
+# written. Styled labels are built with label().
+console = Console(stderr=True, markup=False, highlight=False)
+out = Console(markup=False, highlight=False)
+
+
+def label(name: str, style: str, text: str) -> Text:
+    """``name`` in ``style``, then ``text`` exactly as it is."""
+    return Text.assemble((name, style), " ", text)
 
 WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", "-w", help="workspace directory", show_default=True)
@@ -31,9 +40,9 @@ T = TypeVar("T")
 
 
 def _fail(exc: MedKGError) -> None:
-    console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+    console.print(label("error:", "bold red", exc.message))
     if exc.hint:
-        console.print(f"[yellow]hint:[/] {exc.hint}", highlight=False)
+        console.print(label("hint:", "yellow", exc.hint))
     raise typer.Exit(code=1)
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _run, out
+from medkg.cli._common import WorkspaceOpt, _run, label, out
 from medkg.config import RETRIEVAL_MODES
 
 evaluate = typer.Typer(help="Measure medkg on gold-standard data.", no_args_is_help=True)
@@ -65,12 +65,12 @@ def eval_qa(
     from medkg.cli._common import console
     from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, run_questions
     if fmt not in READERS or mode not in RETRIEVAL_MODES:
-        console.print(f"[red]error:[/] unknown format {fmt!r} or mode {mode!r}; formats: "
-                      f"bioasq, pubmedqa; modes: {', '.join(RETRIEVAL_MODES)}")
+        console.print(label("error:", "red", f"unknown format {fmt!r} or mode {mode!r}; "
+                            f"formats: bioasq, pubmedqa; modes: {', '.join(RETRIEVAL_MODES)}"))
         raise typer.Exit(code=2)
     data = _run(lambda: READERS[fmt](dataset))
     if not data.items:
-        console.print(f"[red]error:[/] {dataset}: no questions with gold documents")
+        console.print(label("error:", "red", f"{dataset}: no questions with gold documents"))
         raise typer.Exit(code=1)
     root = workspace or Path(".medkg-qa") / dataset.stem
     with _run(lambda: qa_workspace(root, data, console.print)) as ws:

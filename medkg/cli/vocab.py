@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _fail, _progress, _run, console, out
+from medkg.cli._common import WorkspaceOpt, _fail, _progress, _run, console, label, out
 from medkg.errors import MedKGError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def load_vocabulary(ws: Workspace, path: Path | None) -> None:
     where = path or "the installed packages (HPO with its genes, MeSH, MeSH diseases, drug names)"
     console.print(f"loaded {len(load.concepts)} concepts from {where} ({load.source})")
     for warning in load.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(label("warning:", "yellow", warning))
 
 
 @vocab.command("load")
@@ -86,8 +86,8 @@ def vocab_show(
         return
     for key, value in concept.model_dump().items():
         if value not in (None, [], False):
-            out.print(f"[bold]{key}[/]: {', '.join(value) if isinstance(value, list) else value}",
-                      highlight=False)
+            shown = ", ".join(value) if isinstance(value, list) else str(value)
+            out.print(label(f"{key}:", "bold", shown))
 
 
 @vocab.command("search")
