@@ -193,8 +193,12 @@ class Workspace:
         """Answer with numbered citations and definitions (see :mod:`medkg.pipeline.ask`)."""
         return asking.ask(self.parts, question, mode, retriever)
 
-    def export(self, path: Path, fmt: str) -> Path:
-        """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``."""
+    def export(self, path: Path, fmt: str, *, overwrite: bool = False) -> Path:
+        """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``; never into
+        the workspace itself, and over an existing file only with ``overwrite``."""
         from medkg.export.rdf import export_rdf
 
-        return export_rdf(self.store, path, fmt)
+        if path.resolve().is_relative_to(self.root.resolve()):
+            raise WorkspaceError(f"{path} is inside the workspace {self.root}",
+                                 hint="export to a file outside the workspace directory")
+        return export_rdf(self.store, path, fmt, overwrite=overwrite)

@@ -228,12 +228,13 @@ def export(
     output: Annotated[Path, typer.Argument(help="file to write")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="ttl, trig, nq or jsonld")] = "ttl",
     workspace: WorkspaceOpt = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="replace the file if it exists")] = False,
 ) -> None:
     """Export the whole graph (all layers, links, provenance) as RDF."""
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
-        _run(lambda: ws.export(output, fmt))
+        _run(lambda: ws.export(output, fmt, overwrite=force))
     console.print(f"wrote {output}")
 
 

@@ -40,9 +40,9 @@ T = TypeVar("T")
 
 
 def _fail(exc: MedKGError) -> None:
-    console.print(label("error:", "bold red", exc.message))
+    console.print(label("error:", "bold red", exc.message), soft_wrap=True)
     if exc.hint:
-        console.print(label("hint:", "yellow", exc.hint))
+        console.print(label("hint:", "yellow", exc.hint), soft_wrap=True)
     raise typer.Exit(code=1)
 
 

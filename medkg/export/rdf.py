@@ -20,12 +20,26 @@ from medkg.store.vocab import BIOLINK, MKG
 EXPORT_FORMATS = {"ttl": "turtle", "trig": "trig", "nq": "nquads", "jsonld": "json-ld"}
 
 
-def export_rdf(store: GraphStore, path: Path, fmt: str) -> Path:
-    """Write every quad of ``store`` to ``path`` in ``fmt`` (a key of EXPORT_FORMATS)."""
+def check_target(path: Path, *, overwrite: bool) -> None:
+    """A file may be written at ``path``: its directory exists, it is not a
+    directory, and it is not there already unless ``overwrite``."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory", hint="name the file to write")
+    if not path.parent.is_dir():
+        raise StoreError(f"cannot write {path}: no directory {path.parent}",
+                         hint="create the directory first")
+    if path.exists() and not overwrite:
+        raise StoreError(f"{path} exists", hint="pass --force to replace it")
+
+
+def export_rdf(store: GraphStore, path: Path, fmt: str, *, overwrite: bool = False) -> Path:
+    """Write every quad of ``store`` to ``path`` in ``fmt`` (a key of EXPORT_FORMATS);
+    an existing file is replaced only with ``overwrite``."""
     if fmt not in EXPORT_FORMATS:
         raise StoreError(
             f"unknown export format {fmt!r}", hint=f"use one of {', '.join(EXPORT_FORMATS)}"
         )
+    check_target(path, overwrite=overwrite)
     # Copy into an in-memory dataset: serialisers need rdflib's own store API.
     out = Dataset()
     for prefix, ns in (("mkg", MKG), ("biolink", BIOLINK), ("skos", SKOS), ("prov", PROV),
@@ -42,6 +56,11 @@ def export_rdf(store: GraphStore, path: Path, fmt: str) -> Path:
         graphs[gid].add((s, p, o))
     tmp = path.with_name(path.name + ".tmp")
     target: Graph = merged if fmt == "ttl" else out
-    target.serialize(destination=str(tmp), format=EXPORT_FORMATS[fmt])
-    tmp.replace(path)
+    try:
+        target.serialize(destination=str(tmp), format=EXPORT_FORMATS[fmt])
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}",
+                         hint="is the disk full, or the directory read-only?") from exc
     return path
