@@ -7,22 +7,30 @@ workspace's ``medkg.toml``, then the defaults below.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from medkg.errors import ConfigError
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+ENV_PREFIX = "MEDKG_"
 RetrievalMode = Literal["u-retrieval", "local", "vector"]
 RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "local", "vector")
 
 
-class IngestConfig(BaseModel):
+class Section(BaseModel):
+    """A section of ``medkg.toml``: an unknown key is an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class IngestConfig(Section):
     max_file_mb: float = Field(25.0, gt=0, description="larger files are refused, not truncated")
     chunker: Literal["semantic", "sentences"] = "semantic"
     chunk_max_chars: int = Field(1500, ge=200)
@@ -33,7 +41,7 @@ class IngestConfig(BaseModel):
     window_sentences: int = Field(3, ge=1)
 
 
-class EmbeddingConfig(BaseModel):
+class EmbeddingConfig(Section):
     model: str = Field(
         BUNDLED_EMBEDDING_MODEL,
         description="a sentence-transformers model name or path; 'bundled:' uses the packaged one",
@@ -42,7 +50,7 @@ class EmbeddingConfig(BaseModel):
     device: str = "cpu"
 
 
-class ExtractionConfig(BaseModel):
+class ExtractionConfig(Section):
     engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' extracts with the chat model of the [llm] section")
     min_term_chars: int = Field(3, ge=1, description="shorter vocabulary terms are not matched")
@@ -67,7 +75,7 @@ class ExtractionConfig(BaseModel):
     )
 
 
-class ConstructionConfig(BaseModel):
+class ConstructionConfig(Section):
     """The SAC-KG loop (``medkg build --levels N``): generate triples about each head
     entity from the corpus sentences that mention it most, verify them with the
     RuleHub, correct or drop what fails, and let the pruner pick which new entities
@@ -92,7 +100,7 @@ class ConstructionConfig(BaseModel):
     max_heads_per_level: int = Field(0, ge=0, description="0: no limit")
 
 
-class LLMConfig(BaseModel):
+class LLMConfig(Section):
     """The chat model behind the LLM engine. ``backend = "none"`` keeps the builtin
     engine; ``--llm openai:MODEL`` or ``--llm gguf:PATH`` on the command line sets
     backend and model for one run."""
@@ -122,7 +130,7 @@ class LLMConfig(BaseModel):
     price_out_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
 
 
-class LinkingConfig(BaseModel):
+class LinkingConfig(Section):
     reference_threshold: float = Field(0.80, ge=0, le=1)
     definition_threshold: float = Field(0.80, ge=0, le=1)
     resolution: bool = Field(True, description="merge entities that name the same thing")
@@ -133,7 +141,7 @@ class LinkingConfig(BaseModel):
                                "vectors or more search an HNSW graph (usearch), not exactly")
 
 
-class RetrievalConfig(BaseModel):
+class RetrievalConfig(Section):
     answer_engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' rewrites the extractive answer with the chat model "
         "of the [llm] section, from the same cited sources")
@@ -157,7 +165,7 @@ class RetrievalConfig(BaseModel):
     max_definitions: int = Field(6, ge=0)
 
 
-class StoreConfig(BaseModel):
+class StoreConfig(Section):
     backend: Literal["oxigraph", "memory"] = "oxigraph"
     base_iri: str = "https://w3id.org/medkg/data/"
 
@@ -166,7 +174,7 @@ class Settings(BaseSettings):
     """All settings of a workspace."""
 
     model_config = SettingsConfigDict(
-        env_prefix="MEDKG_", env_nested_delimiter="__", extra="forbid"
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid"
     )
 
     ingest: IngestConfig = IngestConfig()
@@ -201,10 +209,36 @@ class Settings(BaseSettings):
                 raise ConfigError(
                     f"{path}: not valid TOML: {exc}", hint="fix the file or delete it for defaults"
                 ) from exc
+        env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
+        cls._check_environment(env)
         try:
             return cls(**data)
         except ValidationError as exc:
-            raise ConfigError(f"{path}: invalid configuration:\n{exc}") from exc
+            problems = []
+            for error in exc.errors():
+                loc = [str(part) for part in error["loc"]]
+                name = ENV_PREFIX + "__".join(loc[:2]).upper()
+                where = f"the environment variable {name}" if name in env else str(path)
+                problems.append(f"{where}: {'.'.join(loc)}: {error['msg']}")
+            raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems),
+                              hint="fix the value, or remove it for the default") from exc
+
+    @classmethod
+    def _check_environment(cls, env: dict[str, str]) -> None:
+        """Every ``MEDKG_*`` variable names a known ``SECTION__KEY``: a typo in one is
+        an error, not a setting quietly left at its default."""
+        sections = {name: field.annotation for name, field in cls.model_fields.items()}
+        for name in sorted(env):
+            section, sep, key = name[len(ENV_PREFIX):].lower().partition("__")
+            model = sections.get(section)
+            if model is None or not isinstance(model, type) or not issubclass(model, Section):
+                raise ConfigError(f"unknown setting in the environment: {name}",
+                                  hint=f"sections: {', '.join(sections)}")
+            if not sep or key not in model.model_fields:
+                raise ConfigError(
+                    f"unknown setting in the environment: {name}",
+                    hint=f"name one key: {ENV_PREFIX}{section.upper()}__KEY with KEY one of "
+                    f"{', '.join(model.model_fields)}")
 
     def save(self, path: Path) -> None:
         path.write_text(tomli_w.dumps(self.model_dump(mode="json")), encoding="utf-8")
