@@ -130,6 +130,9 @@ def build(
     if failures:
         console.print(label(f"{failures} LLM item(s) failed;", "yellow",
                             "`medkg stats` lists them"))
+    if report.unfinished:
+        console.print(label(f"{report.unfinished} document(s) left unfinished:", "yellow",
+                            "a chunk's LLM answer stayed unusable; `medkg build` asks again"))
 
 
 @app.command()

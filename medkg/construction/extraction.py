@@ -43,6 +43,7 @@ class ChunkExtraction:
     chunk: Chunk
     mentions: list[MentionHit] = field(default_factory=list)
     relations: list[RelationHit] = field(default_factory=list)
+    failed: str = ""  # why the engine could not extract this chunk ("" when it could)
 
 
 Relate = Callable[["ChunkExtraction"], list["RelationHit"]]

@@ -86,6 +86,7 @@ def llm_extract(chunks: Iterable[Chunk], llm: LLM, normaliser: Normaliser
             answer = llm.structured(STAGE, prompt.render(text=chunk.text), ExtractionAnswer)
         except LLMOutputError as exc:
             llm.ledger.fail(STAGE, chunk.id, str(exc))
+            result.failed = str(exc)  # the document is left unfinished: a rerun asks again
             yield result
             continue
         if not answer.entities and _LETTER.search(chunk.text):

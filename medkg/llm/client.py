@@ -3,7 +3,8 @@
 ``structured(stage, messages, Output)`` returns a validated ``Output`` or
 raises :class:`LLMOutputError` with the raw answer and the reason; stages catch
 that and record a failed item, so one bad answer never stops a build. Every
-call, cached or not, lands in the ledger.
+call, cached or not, lands in the ledger; only usable answers are cached, so a
+call that failed is asked again on the next run.
 """
 
 from __future__ import annotations
@@ -62,17 +63,24 @@ class LLM:
         self.repair_rounds = repair_rounds
 
     def _complete(self, messages: list[Message], schema: dict[str, Any] | None
-                  ) -> tuple[Completion, bool]:
+                  ) -> tuple[Completion, bool, str]:
+        """The completion, whether it came from the cache, and its cache key. Nothing
+        is cached here: only answers that turned out usable are (see ``_keep``)."""
         key = cache_key(self.backend.name, self.backend.model, messages, schema, self.params)
         hit = self.ledger.cached(key)
         if hit is not None:
-            return hit, True
-        completion = self.backend.complete(messages, schema, self.params)
-        self.ledger.store(key, completion)
-        return completion, False
+            return hit, True, key
+        return self.backend.complete(messages, schema, self.params), False, key
+
+    def _keep(self, answers: list[tuple[str, Completion, bool]]) -> None:
+        """Cache the answers of a call that ended usable (a repaired one with the
+        answer that needed the repair, so a rerun replays the same chain)."""
+        for key, completion, cached in answers:
+            if not cached:
+                self.ledger.store(key, completion)
 
     def _call(self, stage: str, messages: list[Message], schema: dict[str, Any] | None,
-              t0: float) -> tuple[Completion, bool]:
+              t0: float) -> tuple[Completion, bool, str]:
         """One completion; a backend that is gone (a dead local model, an unreachable
         endpoint) is recorded in the ledger, as a failed call and a failed item,
         before the error goes up to stop the stage."""
@@ -94,8 +102,10 @@ class LLM:
         cached_all = True
         attempt_messages = list(messages)
         error = ""
+        answers: list[tuple[str, Completion, bool]] = []
         for attempt in range(self.repair_rounds + 1):
-            completion, cached = self._call(stage, attempt_messages, schema, t0)
+            completion, cached, key = self._call(stage, attempt_messages, schema, t0)
+            answers.append((key, completion, cached))
             cached_all = cached_all and cached
             usage = Usage(
                 prompt_tokens=usage.prompt_tokens + completion.usage.prompt_tokens,
@@ -107,6 +117,7 @@ class LLM:
                 attempt_messages = [*messages, Message(role="assistant", content=completion.text),
                                     Message(role="user", content=_repair_request(error))]
                 continue
+            self._keep(answers)
             self._record(stage, cached_all, usage, first_parsed=attempt == 0,
                          repaired=attempt > 0, ok=True, seconds=time.perf_counter() - t0)
             return value
@@ -118,8 +129,10 @@ class LLM:
 
     def text(self, stage: str, messages: list[Message]) -> str:
         t0 = time.perf_counter()
-        completion, cached = self._call(stage, messages, None, t0)
+        completion, cached, key = self._call(stage, messages, None, t0)
         ok = bool(completion.text.strip())
+        if ok:
+            self._keep([(key, completion, cached)])
         self._record(stage, cached, completion.usage, first_parsed=ok, repaired=False, ok=ok,
                      seconds=time.perf_counter() - t0, error="" if ok else "empty answer")
         if not ok:

@@ -24,6 +24,7 @@ class BuildReport:
     triples: int = 0
     links: int = 0
     rejected: int = 0  # triples the RuleHub's hard rules kept out of the graph
+    unfinished: int = 0  # documents with a chunk the engine could not extract (retried)
     levels: list[LevelStats] = field(default_factory=list)  # the SAC-KG loop, per level
 
 

@@ -42,6 +42,9 @@ def run(ctx: BuildContext) -> None:
             report.rejected += rejected
         parts.store.add_entities(entities)
         parts.store.add_triples(triples)
+        if any(ex.failed for ex in extraction):
+            report.unfinished += 1  # what it gave is stored; the failed chunks are asked again
+            continue
         parts.store.mark_stage(doc_id, STAGE_EXTRACTED)
         report.documents += 1
     ctx.progress("extract", len(todo), len(todo))

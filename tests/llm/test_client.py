@@ -40,6 +40,9 @@ class Scripted:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
+    def close(self) -> None:
+        return None
+
 
 def messages(text: str = "hi") -> list[Message]:
     return [Message(role="user", content=text)]
@@ -80,6 +83,49 @@ def test_unusable_answer_raises_with_the_raw_text_and_is_recorded(tmp_path: Path
     assert summary.failed == 1
     with pytest.raises(LLMOutputError, match="empty answer"):
         LLM(Scripted(["  "]), ledger, GenerationParams()).text("answer", messages("q"))
+
+
+def test_unusable_llm_answers_are_not_cached_for_good(tmp_path: Path) -> None:
+    """A failed call is asked again once the endpoint answers properly; only the
+    usable answer is cached."""
+    ledger = Ledger(tmp_path / "llm.sqlite")
+    with pytest.raises(LLMOutputError):
+        LLM(Scripted(["no", "still no"]), ledger, GenerationParams()).structured(
+            "extract", messages(), Pair)
+    fixed = Scripted(['{"a": "x", "b": 1}'])
+    assert LLM(fixed, ledger, GenerationParams()).structured(
+        "extract", messages(), Pair) == Pair(a="x", b=1)
+    assert fixed.calls == 1  # asked, not answered from a cached failure
+    again = Scripted([])
+    assert LLM(again, ledger, GenerationParams()).structured(
+        "extract", messages(), Pair) == Pair(a="x", b=1)
+    assert again.calls == 0  # the usable answer is cached
+
+
+def test_a_document_whose_llm_answer_failed_is_extracted_again(tmp_path: Path) -> None:
+    """The document is not marked extracted while a chunk's answer stayed unusable;
+    the next build asks again and finishes it."""
+    from medkg.model import Layer
+    from medkg.pipeline.state import documents_to_extract
+    from medkg.workspace import Workspace
+    from tests.conftest import EXAMPLES, SEED_OBO
+
+    good = ('{"entities": [{"name": "lisinopril", "type": "chemical"}], '
+            '"relations": []}')
+    with Workspace.create(tmp_path / "ws") as ws:
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"], Layer.USER)
+        ws.settings.extraction.engine = "llm"
+        chunks = len(ws.store.chunks(ws.store.document_ids()[0]))
+        ws.parts._llm = LLM(Scripted(["no", "no"] * chunks), ws.ledger, GenerationParams())
+        first = ws.build()
+        assert (first.documents, first.unfinished) == (0, 1)
+        assert len(documents_to_extract(ws.store)) == 1
+        ws.parts._llm = LLM(Scripted([good] * chunks), ws.ledger, GenerationParams())
+        second = ws.build()
+        assert (second.documents, second.unfinished) == (1, 0)
+        assert documents_to_extract(ws.store) == []
+        assert any(e.name == "lisinopril" for e in ws.store.entities(Layer.USER))
 
 
 def test_llm_option_and_prompts() -> None:
