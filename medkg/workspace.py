@@ -78,6 +78,7 @@ class Workspace:
                 f"{layout.root} exists and is not empty", hint="choose a new or empty directory"
             )
         layout.root.mkdir(parents=True, exist_ok=True)
+        layout.root.chmod(0o700)  # clinical notes and the LLM cache: the owner's alone
         settings = Settings.load(layout.config)
         settings.save(layout.config)
         return cls(layout.root, settings)

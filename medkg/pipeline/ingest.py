@@ -60,8 +60,9 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             report.failed[str(path)] = str(exc)
             continue
         for doc in documents:
-            if store.has_document(doc.id) and STAGE_INGESTED in store.stages(doc.id):
-                report.skipped += 1
+            if doc.id in pending or (store.has_document(doc.id)
+                                     and STAGE_INGESTED in store.stages(doc.id)):
+                report.skipped += 1  # already here, or a second copy in this batch
                 continue
             chunks = chunk_document(doc, embedder, parts.settings.ingest)
             store.add_document(doc, chunks)

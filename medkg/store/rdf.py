@@ -133,6 +133,8 @@ class RDFGraphStore(RDFReader):
         for concept in concepts:
             quads += rm.concept_quads(self.iris, concept)
             count += 1
+        # A reload replaces the source's load time rather than adding another.
+        self._graph(graph).remove((src, PROV.generatedAtTime, None))
         self._write(quads)
         return count
 

@@ -333,3 +333,11 @@ def test_an_interrupted_delete_completes_when_run_again(
     assert store.has_document(doc.id)  # the document goes last: the delete can be rerun
     store.delete_document(doc.id)
     assert store.counts() == empty
+
+
+def test_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:
+    concept = Concept(id="DOID:1", name="disease", definition="d", source="s")
+    store.add_concepts([concept], "seed.obo")
+    store.add_concepts([concept], "seed.obo")
+    loaded = [q for q in store.quads() if str(q[1]).endswith("generatedAtTime")]
+    assert len(loaded) == 1
