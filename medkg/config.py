@@ -163,6 +163,8 @@ class RetrievalConfig(Section):
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)
     max_definitions: int = Field(6, ge=0)
+    max_question_chars: int = Field(2000, ge=10, description="longer questions are refused "
+                                    "(a question is not a document: ingest it instead)")
 
 
 class StoreConfig(Section):
