@@ -103,6 +103,9 @@ def load_vocabulary(parts: Components, path: Path | None,
     parts.store.add_concepts(load.concepts, load.source)
     parts.concept_index(rebuild=True)
     parts.vocabulary_changed()
-    # Concept vectors are made when linking needs them (link.embed_concepts).
-    parts.index("concepts").delete([c.id for c in load.concepts])
+    # Concept vectors are made when linking needs them (link.embed_concepts); the
+    # old ones of reloaded concepts go, on disk too.
+    concept_vectors = parts.index("concepts")
+    concept_vectors.delete([c.id for c in load.concepts])
+    concept_vectors.save()
     return load

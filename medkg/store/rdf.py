@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rdflib import RDF, Dataset, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS, PROV
+from rdflib.namespace import DCTERMS, PROV, SKOS
 
 from medkg.errors import StoreError
 from medkg.model import (
@@ -130,11 +130,16 @@ class RDFGraphStore(RDFReader):
             (src, PROV.generatedAtTime, Literal(datetime.now(UTC)), graph),
         ]
         count = 0
+        vocabulary = self._graph(graph)
         for concept in concepts:
+            node = self.iris.concept(concept.id)
+            # A concept loaded again is replaced, not merged with its old values.
+            if (node, RDF.type, SKOS.Concept) in vocabulary:
+                vocabulary.remove((node, None, None))
             quads += rm.concept_quads(self.iris, concept)
             count += 1
         # A reload replaces the source's load time rather than adding another.
-        self._graph(graph).remove((src, PROV.generatedAtTime, None))
+        vocabulary.remove((src, PROV.generatedAtTime, None))
         self._write(quads)
         return count
 

@@ -341,3 +341,12 @@ def test_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:
     store.add_concepts([concept], "seed.obo")
     loaded = [q for q in store.quads() if str(q[1]).endswith("generatedAtTime")]
     assert len(loaded) == 1
+
+
+def test_reloading_an_updated_vocabulary_replaces_its_values(store: GraphStore) -> None:
+    old = Concept(id="DOID:1", name="old name", definition="old", synonyms=["x"], source="s")
+    new = Concept(id="DOID:1", name="new name", definition="new", synonyms=["y"], source="s")
+    store.add_concepts([old], "seed.obo")
+    store.add_concepts([new], "seed.obo")
+    assert store.concept("DOID:1") == new
+    assert [c.name for c in store.concepts()] == ["new name"]
