@@ -41,6 +41,8 @@ from medkg.llm.openai_backend import OpenAIBackend
 from medkg.llm.port import Completion, GenerationParams, Message
 
 _ALIAS = "local"
+# The child is on loopback: a proxy from the environment must not see its traffic.
+_LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 LOCAL_TIMEOUT_S = 600.0  # a long answer from a model on the CPU takes minutes
 
 
@@ -105,6 +107,9 @@ class LocalModelProcess:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                             stdout=self._log, stderr=subprocess.STDOUT,
                                             pass_fds=(listener.fileno(),))
+        except OSError as exc:
+            self._log.close()
+            raise LLMUnavailableError(f"cannot start the local model process: {exc}") from exc
         finally:
             listener.close()  # the child holds its own copy
         self._finalizer = weakref.finalize(self, _stop, self.process, self._log)
@@ -124,7 +129,7 @@ class LocalModelProcess:
                     f"with {_signal_name(self.process.returncode)}{self.log_tail()}",
                     hint=crash_hint())
             try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=2):
+                with _LOOPBACK.open(f"{self.url}/models", timeout=2):
                     return
             except (OSError, urllib.error.URLError):
                 time.sleep(0.2)
@@ -155,7 +160,7 @@ class LocalModelProcess:
             self.url.removesuffix("/v1") + "/extras/tokenize",
             data=json.dumps({"input": text, "model": _ALIAS}).encode("utf-8"),
             headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        with _LOOPBACK.open(request, timeout=timeout_s) as response:
             return list(json.loads(response.read())["tokens"])
 
     def close(self) -> None:
@@ -193,7 +198,7 @@ class GGUFBackend:
             cfg.model_copy(update={"base_url": self._process.url, "model": _ALIAS,
                                    "max_retries": 0, "concurrency": 1,
                                    "timeout_s": self._timeout_s}),
-            response_format="json_object+schema", api_key="local")
+            response_format="json_object+schema", api_key="local", use_proxy=False)
 
     @property
     def pid(self) -> int:

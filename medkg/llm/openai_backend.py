@@ -29,10 +29,11 @@ class OpenAIBackend:
     constrained = False
 
     def __init__(self, cfg: LLMConfig, *, response_format: str = "json_schema",
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, use_proxy: bool = True) -> None:
         """``response_format``: the first structured-output mode to ask for (one of
         ``json_schema``, ``json_object+schema``, ``json_object``, ``none``);
-        ``api_key``: use this key instead of reading ``llm.api_key_env``."""
+        ``api_key``: use this key instead of reading ``llm.api_key_env``;
+        ``use_proxy=False``: ignore HTTP(S)_PROXY (for a server on loopback)."""
         import openai
 
         if not cfg.model:
@@ -47,8 +48,10 @@ class OpenAIBackend:
                               "local server that needs none")
         self.model = cfg.model
         self._openai = openai
+        http = None if use_proxy else openai.DefaultHttpxClient(trust_env=False)
         self._client = openai.OpenAI(base_url=cfg.base_url or None, api_key=key or "unused",
-                                     timeout=cfg.timeout_s, max_retries=cfg.max_retries)
+                                     timeout=cfg.timeout_s, max_retries=cfg.max_retries,
+                                     http_client=http)
         self._slots = threading.BoundedSemaphore(cfg.concurrency)
         self._mode = _MODES.index(response_format)  # moves on when the server refuses one
         self.base_url = cfg.base_url or "https://api.openai.com/v1"

@@ -145,3 +145,20 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"  # a zombie has ended
     except FileNotFoundError:
         return False
+
+
+def test_a_proxy_in_the_environment_does_not_intercept_the_local_model(
+        model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a corporate proxy (HTTP(S)_PROXY set, loopback not in NO_PROXY) the
+    calls to the model process on 127.0.0.1 still go straight to it."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens there
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    llm = LLM(GGUFBackend(LLMConfig(backend="gguf", model=str(model_path))),
+              Ledger(tmp_path / "llm.sqlite"), PARAMS)
+    try:
+        _ask(llm)
+        assert llm.backend.count_tokens(TEXT) > 3
+    finally:
+        llm.close()
