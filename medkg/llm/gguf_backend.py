@@ -123,11 +123,13 @@ class LocalModelProcess:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                status, tail = self.process.returncode, self.log_tail()
                 self.close()
                 raise LLMUnavailableError(
                     f"cannot load the GGUF model {self.path}: the local model process ended "
-                    f"with {_signal_name(self.process.returncode)}{self.log_tail()}",
-                    hint=crash_hint())
+                    f"with {_signal_name(status)}{tail}",
+                    hint=crash_hint() if status < 0 else
+                    "is it a GGUF file this llama.cpp can read? its output above says why")
             try:
                 with _LOOPBACK.open(f"{self.url}/models", timeout=2):
                     return

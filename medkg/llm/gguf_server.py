@@ -92,8 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "n_ctx": args.n_ctx, "seed": args.seed, "verbose": args.verbose}
     if args.n_threads:
         model["n_threads"] = args.n_threads
-    app = create_app(server_settings=ServerSettings(host=args.host, port=args.port),
-                     model_settings=[ModelSettings(**model)])
+    try:
+        app = create_app(server_settings=ServerSettings(host=args.host, port=args.port),
+                         model_settings=[ModelSettings(**model)])
+    except (ValueError, RuntimeError, OSError) as exc:  # llama.cpp could not load it
+        print(f"cannot load {args.model}: {exc}", file=sys.stderr)
+        return 1
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                             access_log=False)
     server = uvicorn.Server(config)

@@ -162,3 +162,16 @@ def test_a_proxy_in_the_environment_does_not_intercept_the_local_model(
         assert llm.backend.count_tokens(TEXT) > 3
     finally:
         llm.close()
+
+
+def test_a_file_that_is_no_model_is_a_clear_error(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install -e .[dev])")
+    bogus = tmp_path / "notes.gguf"
+    bogus.write_bytes(b"this is not a model\n" * 100)
+    with pytest.raises(LLMUnavailableError, match="ended with exit status") as err:
+        GGUFBackend(LLMConfig(backend="gguf", model=str(bogus)))
+    assert "its last output" in str(err.value)  # what llama.cpp said, for the user
+    assert "GGUF file" in str(err.value)
