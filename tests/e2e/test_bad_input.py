@@ -118,3 +118,19 @@ def test_interrupted_ingest_resumes_without_duplicates(
     assert resumed.store.counts() == expected
     assert len(resumed.index("chunks")) == expected.literature.chunks
     resumed.close()
+
+
+def test_ingest_exits_nonzero_when_files_were_skipped(tmp_path: Path) -> None:
+    """One bad file among good ones: the good ones are ingested, and the exit code
+    says that not everything was (it was 0)."""
+    ws_dir = tmp_path / "ws"
+    assert runner.invoke(app, ["init", str(ws_dir)]).exit_code == 0
+    empty = tmp_path / "empty.md"
+    empty.write_text("\n")
+    good = EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"
+    result = runner.invoke(app, ["ingest", str(empty), str(good), "-w", str(ws_dir)])
+    assert result.exit_code == 1
+    assert "ingested 1 document(s)" in result.output
+    assert "1 file(s) could not be ingested" in result.output
+    again = runner.invoke(app, ["ingest", str(good), "-w", str(ws_dir)])
+    assert again.exit_code == 0 and "1 already present" in again.output  # not a failure
