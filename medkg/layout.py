@@ -73,3 +73,9 @@ class WorkspaceLayout:
     def dataset(self) -> Path:
         """An evaluation dataset's texts as JSONL (``medkg eval qa``)."""
         return self.root / "dataset.jsonl"
+
+    def owned(self) -> list[Path]:
+        """Every file and directory the workspace keeps (nothing may be written over them)."""
+        return [self.config, self.graph, self.vectors, self.embedding_cache.parent,
+                self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
+                self.dataset]

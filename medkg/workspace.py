@@ -195,11 +195,12 @@ class Workspace:
         return asking.ask(self.parts, question, mode, retriever)
 
     def export(self, path: Path, fmt: str, *, overwrite: bool = False) -> Path:
-        """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``; never into
-        the workspace itself, and over an existing file only with ``overwrite``."""
+        """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``; never over
+        the workspace's own files, and over another file only with ``overwrite``."""
         from medkg.export.rdf import export_rdf
 
-        if path.resolve().is_relative_to(self.root.resolve()):
-            raise WorkspaceError(f"{path} is inside the workspace {self.root}",
-                                 hint="export to a file outside the workspace directory")
+        target = path.resolve()
+        if any(target.is_relative_to(p.resolve()) for p in self.layout.owned()):
+            raise WorkspaceError(f"{path} is one of the workspace's own files",
+                                 hint="export to another file name")
         return export_rdf(self.store, path, fmt, overwrite=overwrite)

@@ -34,13 +34,15 @@ def test_export_does_not_overwrite_without_asking(workspace: Path, tmp_path: Pat
     assert "skos:Concept" in target.read_text(encoding="utf-8")
 
 
-def test_export_never_writes_into_the_workspace(workspace: Path) -> None:
+def test_export_never_writes_over_the_workspace(workspace: Path) -> None:
     config = workspace / "medkg.toml"
     before = config.read_bytes()
     result = runner.invoke(app, ["export", "-w", str(workspace), str(config), "--force"])
-    assert result.exit_code == 1 and "inside the workspace" in result.output
+    assert result.exit_code == 1 and "the workspace's own files" in result.output
     assert config.read_bytes() == before
     assert runner.invoke(app, ["stats", "-w", str(workspace)]).exit_code == 0  # still usable
+    beside = runner.invoke(app, ["export", "-w", str(workspace), str(workspace / "kg.ttl")])
+    assert beside.exit_code == 0, beside.output  # a new file in the directory is fine
 
 
 @pytest.mark.parametrize("where", ["missing/graph.ttl", "."])
