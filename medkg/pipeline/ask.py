@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from medkg.config import RETRIEVAL_MODES, RetrievalMode
 from medkg.engines import answerer
-from medkg.errors import RetrievalError, WorkspaceError
+from medkg.errors import WorkspaceError
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -33,23 +33,15 @@ def check_mode(mode: str) -> RetrievalMode:
                          hint=f"use {', '.join(RETRIEVAL_MODES)}")
 
 
-def check_question(question: str, limit: int) -> None:
-    """Refuse an empty or over-long question before any model is loaded."""
-    if not question.strip():
-        raise RetrievalError("the question is empty")
-    if len(question) > limit:
-        raise RetrievalError(
-            f"the question is {len(question):,} characters; at most {limit:,} are taken",
-            hint="shorten it, or raise retrieval.max_question_chars")
-
-
 def ask(parts: Components, question: str, mode: str | None = None,
         using: LocalRetriever | None = None) -> Answer:
     """Answer with numbered citations and definitions, by ``mode`` (default: the
     ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
     workspace whose tag tree has not been built)."""
+    from medkg.retrieval.intent import check_question
     from medkg.retrieval.uretrieval import u_retrieve
 
+    # Checked before the retriever loads its models.
     check_question(question, parts.settings.retrieval.max_question_chars)
     chosen = check_mode(mode or parts.settings.retrieval.mode)
     local = using or retriever(parts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from medkg.errors import RetrievalError
 from medkg.model import Predicate
 
 _CUES: dict[Predicate, tuple[str, ...]] = {
@@ -36,3 +37,16 @@ def question_predicates(question: str) -> set[Predicate]:
         for predicate, cues in _CUES.items()
         if any(re.search(rf"\b{re.escape(cue)}", low) for cue in cues)
     }
+
+
+def check_question(question: str, limit: int) -> str:
+    """The question, stripped; an empty or over-long one is refused (before any
+    model is loaded, when the caller checks first)."""
+    question = question.strip()
+    if not question:
+        raise RetrievalError("the question is empty")
+    if len(question) > limit:
+        raise RetrievalError(
+            f"the question is {len(question):,} characters; at most {limit:,} are taken",
+            hint="shorten it, or raise retrieval.max_question_chars")
+    return question

@@ -27,7 +27,7 @@ from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, Entity, Layer, LinkKind, Predicate, Triple
 from medkg.retrieval.answer import Answer, Citation, Definition, Fact
-from medkg.retrieval.intent import question_predicates
+from medkg.retrieval.intent import check_question, question_predicates
 from medkg.retrieval.trace import Trace
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
@@ -127,9 +127,7 @@ class LocalRetriever:
         chunks U-Retrieval's tree search chose: chunk search stays inside it, and
         the entities searched are the question's own and those the scope mentions;
         triples lead to their evidence wherever it is."""
-        question = question.strip()
-        if not question:
-            raise RetrievalError("the question is empty")
+        question = check_question(question, self._config.max_question_chars)
         if len(self._idx.chunks) == 0:
             raise RetrievalError(
                 "this workspace has no indexed documents",
