@@ -5,6 +5,7 @@ tag tree. Stages receive a :class:`Components` and take what they need."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from medkg.config import Settings
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from medkg.stagestate import StageState
     from medkg.store.base import GraphStore
 
+log = logging.getLogger(__name__)
+
 
 class Components:
     def __init__(self, layout: WorkspaceLayout, settings: Settings) -> None:
@@ -39,6 +42,7 @@ class Components:
         self._state: StageState | None = None
         self._tree: TagTree | None = None
         self._nlp: Language | None = None
+        self.reconciled = False  # derived data checked against the graph (pipeline.reconcile)
 
     def close(self) -> None:
         for part in (self._store, self._embedder, self._corpus, self._state, self._llm,
@@ -66,29 +70,47 @@ class Components:
         return self._embedder
 
     def index(self, kind: IndexKind) -> VectorIndex:
-        """The persistent vector index of ``chunks``, ``entities`` or ``concepts``."""
+        """The persistent vector index of ``chunks``, ``entities`` or ``concepts``.
+
+        It is derived data: a file that cannot be read (cut short, damaged, made
+        by another embedding model) is set aside and the index starts empty; the
+        ask and build stages then bring it back in line with the graph
+        (:mod:`medkg.pipeline.reconcile`)."""
         if kind not in self._indexes:
+            from medkg.errors import StoreError
             from medkg.linking.vectors import VectorIndex
 
-            self._indexes[kind] = VectorIndex(
-                self.embedder.dim, self.layout.vector_index(kind),
-                ann_threshold=self.settings.linking.ann_threshold)
+            path = self.layout.vector_index(kind)
+            dim, threshold = self.embedder.dim, self.settings.linking.ann_threshold
+            try:
+                self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
+            except StoreError as exc:
+                log.warning("%s; it is rebuilt from the graph", exc)
+                path.replace(path.with_name(path.name + ".damaged"))
+                self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
         return self._indexes[kind]
 
     def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
         """All live concepts and their lookup index, saved beside the store.
 
-        The saved copy is derived from the vocabulary graph and rewritten by every
-        vocabulary load, the only writer of concepts; delete it to force a rebuild.
+        The saved copy is derived from the vocabulary graph: it is used only when
+        its manifest matches its files and names the vocabulary version the stage
+        state records (every vocabulary load makes a new one); otherwise it is
+        rebuilt from the store.
         """
         from medkg.ontology.index import ConceptIndex
+        from medkg.stagestate import VOCABULARY
 
         saved = self.layout.concept_terms
-        if not rebuild and (cached := ConceptIndex.load(saved)) is not None:
+        version = self.state.version(VOCABULARY)
+        if not rebuild and version is not None and (
+                cached := ConceptIndex.load(saved, version)) is not None:
             return cached
         index = ConceptIndex(self.store.concepts())
+        if version is None:  # none recorded (an older workspace): the store is the truth
+            version = self.state.new_version(VOCABULARY)
         if len(index):
-            index.save(saved)
+            index.save(saved, version)
         return index
 
     def pipeline(self, index: ConceptIndex | None = None) -> Language:

@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 
 from medkg.sqlitefile import SQLiteFile
+
+VOCABULARY = "vocabulary"  # the version of the vocabulary graph, new with every load
 
 
 def fingerprint(*parts: object) -> str:
@@ -22,6 +25,8 @@ class StageState(SQLiteFile):
     SCHEMA = """
     CREATE TABLE IF NOT EXISTS stages (
         stage TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, at REAL NOT NULL);
+    CREATE TABLE IF NOT EXISTS deletes (
+        document_id TEXT PRIMARY KEY, plan TEXT NOT NULL, at REAL NOT NULL);
     """
 
     def current(self, stage: str, fp: str) -> bool:
@@ -40,5 +45,35 @@ class StageState(SQLiteFile):
         with self._db:
             self._db.execute("DELETE FROM stages WHERE stage = ?", (stage,))
 
+    def version(self, name: str) -> str | None:
+        """The recorded version of ``name`` (e.g. the vocabulary), or None."""
+        row = self._db.execute("SELECT fingerprint FROM stages WHERE stage = ?",
+                               (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def new_version(self, name: str) -> str:
+        """Record and return a new version of ``name``: what was derived from the
+        old one is stale from now on."""
+        version = uuid.uuid4().hex
+        self.record(name, version)
+        return version
+
     def recorded(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT stage, fingerprint FROM stages").fetchall())
+
+    # -- the delete journal: a delete is recorded before anything is removed and
+    # forgotten once the graph, the corpus and every index are done with it.
+
+    def begin_delete(self, document_id: str, plan: dict[str, object]) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO deletes VALUES (?, ?, ?)",
+                             (document_id, json.dumps(plan), time.time()))
+
+    def pending_deletes(self) -> dict[str, dict[str, object]]:
+        """Deletes begun and not finished (a crash in between), by document id."""
+        rows = self._db.execute("SELECT document_id, plan FROM deletes ORDER BY at").fetchall()
+        return {doc_id: json.loads(plan) for doc_id, plan in rows}
+
+    def end_delete(self, document_id: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM deletes WHERE document_id = ?", (document_id,))

@@ -219,13 +219,22 @@ def delete(
     entities and triples left without support, their links and vectors)."""
     from medkg.workspace import Workspace
 
+    failed = 0
     with _run(lambda: Workspace.open(workspace)) as ws:
-        for doc_id in document_ids:
-            gone = _run(lambda doc_id=doc_id: ws.delete_document(doc_id))  # type: ignore[misc]
+        for doc_id in document_ids:  # one unknown id does not stop the others
+            try:
+                gone = ws.delete_document(doc_id)
+            except MedKGError as exc:
+                console.print(label("error:", "bold red", exc.message), soft_wrap=True)
+                failed += 1
+                continue
             console.print(f"deleted {doc_id}: {len(gone.chunks)} chunk(s), {gone.mentions} "
                           f"mention(s), {gone.evidence} evidence span(s), "
                           f"{len(gone.entities)} entit(ies) and {len(gone.triples)} triple(s) "
-                          f"no other document supports, {gone.links} link(s)")
+                          f"no other document supports, {gone.links} link(s)", soft_wrap=True)
+    if failed:
+        console.print(label("hint:", "yellow", "`medkg documents` lists the ids"))
+        raise typer.Exit(code=1)
 
 
 @app.command()

@@ -13,12 +13,14 @@ missing file means "empty".
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from medkg import files
 from medkg.errors import StoreError
 from medkg.linking.embeddings import Matrix
 
@@ -80,6 +82,9 @@ class VectorIndex:
     def __contains__(self, key: object) -> bool:
         return key in self._pos
 
+    def ids(self) -> list[str]:
+        return list(self._ids)
+
     def _read(self, path: Path) -> None:
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -87,7 +92,7 @@ class VectorIndex:
                 matrix = np.asarray(data["vectors"], dtype=np.float32)
                 labels = ([int(x) for x in data["labels"]] if "labels" in data
                           else list(range(len(ids))))
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
             raise StoreError(
                 f"{path}: the vector index is unreadable ({exc})",
                 hint="delete the file; `medkg build` rebuilds it from the graph",
@@ -202,16 +207,16 @@ class VectorIndex:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, ids=np.array(self._ids, dtype=str), vectors=self._matrix,
-                 labels=np.asarray(self._labels, dtype=np.int64))
-        os.replace(tmp, self.path)
+        with files.atomic_binary(self.path) as f:
+            np.savez(f, ids=np.array(self._ids, dtype=str), vectors=self._matrix,
+                     labels=np.asarray(self._labels, dtype=np.int64))
         ann_path = self._ann_path()
         if ann_path is None:
             return
         if self.uses_ann:
             ann_tmp = ann_path.with_suffix(".tmp.usearch")
             self._ensure_ann().save(str(ann_tmp))
+            os.chmod(ann_tmp, files.FILE_MODE)
             os.replace(ann_tmp, ann_path)
         elif ann_path.exists():
             ann_path.unlink()  # shrank below the threshold: exact search again

@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from medkg import files
 from medkg.errors import StoreError
 from medkg.model import Concept
 
+CONCEPTS = "concepts.jsonl"
 _PUNCT = re.compile(r"[\s\-_/,]+")
 
 
@@ -193,23 +195,29 @@ class ConceptIndex:
             self._approx = _NgramIndex.fit(sorted(set(pairs)))
         return self._approx
 
-    def save(self, directory: Path) -> None:
-        """Save the concepts and the n-gram index: ``load`` then skips the graph store."""
+    def save(self, directory: Path, derived_from: str = "") -> None:
+        """Save the concepts and the n-gram index (each file atomically, then the
+        manifest naming the vocabulary version they come from): ``load`` then
+        skips the graph store."""
+        files.forget_manifest(directory)
         self.approximate().save(directory)
-        with (directory / "concepts.jsonl").open("w", encoding="utf-8") as f:
+        with files.atomic_text(directory / CONCEPTS) as f:
             for concept in self._concepts.values():
                 f.write(concept.model_dump_json(exclude_defaults=True) + "\n")
+        files.write_manifest(directory, [CONCEPTS, *_NgramIndex.FILES], derived_from)
 
     @classmethod
-    def load(cls, directory: Path) -> ConceptIndex | None:
-        """A saved index, or None when there is none (or it is incomplete)."""
-        path = directory / "concepts.jsonl"
-        if not path.exists():
+    def load(cls, directory: Path, derived_from: str = "") -> ConceptIndex | None:
+        """A saved index, or None when there is none, it is incomplete or damaged
+        (its files do not match the manifest), or it was made from another
+        version of the vocabulary than ``derived_from``."""
+        if not files.manifest_matches(directory, derived_from):
             return None
-        if not (directory / "terms.json").exists():
+        try:
+            with (directory / CONCEPTS).open(encoding="utf-8") as f:
+                index = cls(Concept.model_validate_json(line) for line in f)
+        except (OSError, ValueError):
             return None
-        with path.open(encoding="utf-8") as f:
-            index = cls(Concept.model_validate_json(line) for line in f)
         index._saved_approx = directory  # read on first approximate search
         return index
 
@@ -224,6 +232,8 @@ class ConceptIndex:
 
 class _NgramIndex:
     """Character 3-gram TF-IDF vectors of terms, L2-normalised, in a sparse matrix."""
+
+    FILES = ("matrix.npz", "idf.npy", "terms.json")
 
     def __init__(self, terms: list[str], concept_ids: list[str], vectorizer: Any,
                  matrix: Any) -> None:
@@ -259,12 +269,13 @@ class _NgramIndex:
     def save(self, directory: Path) -> None:
         from scipy import sparse
 
-        directory.mkdir(parents=True, exist_ok=True)
-        sparse.save_npz(directory / "matrix.npz", self._matrix)
-        np.save(directory / "idf.npy", self._vectorizer.idf_)
+        with files.atomic_binary(directory / "matrix.npz") as f:
+            sparse.save_npz(f, self._matrix)
+        with files.atomic_binary(directory / "idf.npy") as f:
+            np.save(f, self._vectorizer.idf_)
         meta = {"terms": self.terms, "concept_ids": self.concept_ids,
                 "vocabulary": {k: int(v) for k, v in self._vectorizer.vocabulary_.items()}}
-        (directory / "terms.json").write_text(json.dumps(meta), encoding="utf-8")
+        files.write_text(directory / "terms.json", json.dumps(meta))
 
     @classmethod
     def load(cls, directory: Path) -> _NgramIndex | None:
@@ -276,7 +287,7 @@ class _NgramIndex:
             meta = json.loads((directory / "terms.json").read_text(encoding="utf-8"))
             matrix = sparse.load_npz(directory / "matrix.npz").tocsr()
             idf = np.load(directory / "idf.npy")
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError) as exc:
             raise StoreError(f"{directory}: the concept index is unreadable ({exc})",
                              hint="delete the directory; it is rebuilt on next use") from exc
         vectorizer = cls._new_vectorizer()

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 
 def retriever(parts: Components) -> LocalRetriever:
+    from medkg.pipeline.reconcile import reconcile
     from medkg.retrieval.local import Indexes, LocalRetriever
 
+    reconcile(parts)
     return LocalRetriever(
         parts.store, parts.embedder,
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities")),

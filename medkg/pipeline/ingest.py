@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from medkg.errors import DocumentError, WorkspaceError
 from medkg.model import Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
+from medkg.stagestate import VOCABULARY
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -47,6 +48,9 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
 
     if layer is Layer.VOCABULARY:
         raise WorkspaceError("use load_vocabulary for the vocabulary layer")
+    from medkg.pipeline.curate import finish_deletes
+
+    finish_deletes(parts)  # a document whose delete was cut short goes before it comes back
     store, embedder = parts.store, parts.embedder
     report = IngestReport()
     files = expand(paths)
@@ -100,7 +104,11 @@ def load_vocabulary(parts: Components, path: Path | None,
     progress("parse", 0, 1)
     load = load_default() if path is None else load_file(path)
     progress("parse", 1, 1)
+    # The saved concept index goes stale before the graph changes, and is made
+    # anew, for a new vocabulary version, once the graph holds the load.
+    parts.state.forget(VOCABULARY)
     parts.store.add_concepts(load.concepts, load.source)
+    parts.state.new_version(VOCABULARY)
     parts.concept_index(rebuild=True)
     parts.vocabulary_changed()
     # Concept vectors are made when linking needs them (link.embed_concepts); the

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from medkg.config import Settings
 from medkg.pipeline import extract, grow, link, summarise
 from medkg.pipeline.context import BuildContext, BuildReport
+from medkg.pipeline.reconcile import reconcile
 from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ BUILD_STAGES: tuple[Stage, ...] = (
 
 def build(parts: Components, progress: Progress = no_progress,
           skip: frozenset[str] = frozenset()) -> BuildReport:
-    """Run every build stage in order (those named in ``skip`` excepted)."""
+    """Run every build stage in order (those named in ``skip`` excepted), after
+    bringing derived data in line with the graph."""
+    reconcile(parts)
     ctx = BuildContext(parts, parts.concept_index(), progress, BuildReport())
     for stage in BUILD_STAGES:
         if stage.name not in skip and stage.when(parts.settings):

@@ -23,11 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
+from medkg import files
 from medkg.linking.embeddings import Matrix
 from medkg.model import stable_id
 from medkg.retrieval.tags import TagSummary, merge
 from medkg.retrieval.trace import TreeLevel, TreeNodeStep
 
+TREE = "tagtree.json"
+VECTORS = "tagtree-vectors.npz"
 NEIGHBOURS = 5
 MAX_GROUP = 16
 BLOCK = 2048
@@ -215,34 +218,37 @@ class TagTree:
     # -- persistence ----------------------------------------------------------------
 
     def save(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        """Both files atomically, then the manifest that vouches for the pair."""
+        files.forget_manifest(directory)
         ids = sorted(self.nodes)
         data = {"settings": self.settings.__dict__,
                 "nodes": [{"id": n.id, "level": n.level, "children": n.children,
                            "parent": n.parent, "tags": n.summary.tags}
                           for n in (self.nodes[i] for i in ids)]}
-        tmp = directory / "tagtree.json.tmp"
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        np.savez(directory / "tagtree-vectors.npz", ids=np.array(ids),
-                 vectors=np.stack([self.vectors[i] for i in ids]) if ids
-                 else np.zeros((0, 1), np.float32))
-        tmp.replace(directory / "tagtree.json")
+        with files.atomic_binary(directory / VECTORS) as f:
+            np.savez(f, ids=np.array(ids),
+                     vectors=np.stack([self.vectors[i] for i in ids]) if ids
+                     else np.zeros((0, 1), np.float32))
+        files.write_text(directory / TREE, json.dumps(data))
+        files.write_manifest(directory, [TREE, VECTORS], derived_from="tag tree")
 
     @classmethod
     def load(cls, directory: Path) -> TagTree | None:
-        path = directory / "tagtree.json"
-        if not path.exists():
+        """The saved tree, or None when there is none or its files are not the pair
+        the manifest vouches for (a crash between them, a file damaged): the next
+        build makes it anew."""
+        if not (directory / TREE).exists() or not files.manifest_matches(directory):
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads((directory / TREE).read_text(encoding="utf-8"))
         tree = cls(TreeSettings(**data["settings"]))
         for n in data["nodes"]:
             tree.nodes[n["id"]] = TagNode(n["id"], n["level"], TagSummary(tags=n["tags"]),
                                           list(n["children"]), n["parent"])
-        with np.load(directory / "tagtree-vectors.npz") as f:
+        with np.load(directory / VECTORS) as f:
             for i, v in zip(f["ids"], f["vectors"], strict=True):
                 tree.vectors[str(i)] = v.astype(np.float32)
         if set(tree.vectors) != set(tree.nodes):
-            return None  # interrupted between the two files: rebuild
+            return None
         return tree
 
 

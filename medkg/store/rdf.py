@@ -9,12 +9,13 @@ is in :mod:`medkg.store.rdf_reading`, export in :mod:`medkg.export.rdf`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rdflib import RDF, Dataset, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS, PROV, SKOS
+from rdflib import RDF, BNode, Dataset, Graph, Literal, URIRef
+from rdflib.namespace import DCTERMS, PROV
+from rdflib.term import Node
 
 from medkg.errors import StoreError
 from medkg.model import (
@@ -31,6 +32,8 @@ from medkg.store import rdf_mapping as rm
 from medkg.store.base import Deletion
 from medkg.store.rdf_reading import RDFReader, _is_true, _one
 from medkg.store.vocab import BIOLINK, LINK_PREDICATES, MKG, IRIs
+
+AnyQuad = tuple[Node, Node, Node, URIRef]  # a quad as read back from the store
 
 
 class RDFGraphStore(RDFReader):
@@ -55,6 +58,7 @@ class RDFGraphStore(RDFReader):
             self._ds = Dataset(store="Memory")
         else:
             raise StoreError(f"unknown store backend {backend!r}", hint="use oxigraph or memory")
+        self.backend = backend
         self._ds.bind("mkg", MKG)
         self._ds.bind("biolink", BIOLINK)
         self._graphs: dict[URIRef, Graph] = {}
@@ -71,77 +75,123 @@ class RDFGraphStore(RDFReader):
         graph = self._document_graph(document_id)
         self._write([(doc, MKG.completed, Literal(stage), graph)])
 
-    def delete_document(self, document_id: str) -> Deletion:
+    def delete_document(self, document_id: str,
+                        journal: Callable[[Deletion], None] | None = None) -> Deletion:
         """Remove a document and everything only it supports: its chunks, the
         mentions and evidence in it, entities left without mentions, triples left
         without evidence (or whose entity went), and links to what was removed.
 
-        The document node goes last and orphans are swept from the whole layer,
-        so a delete interrupted by a crash completes when run again."""
+        What goes is worked out first, read-only; ``journal`` (if given) is told
+        before anything is removed; then every quad goes in one transaction, so a
+        crash leaves the whole document (its text too) or nothing of it."""
+        quads, out = self._deletion_plan(document_id)
+        if journal is not None:
+            journal(out)
+        self._remove(quads)
+        return out
+
+    def _deletion_plan(self, document_id: str) -> tuple[list[AnyQuad], Deletion]:
         graph_iri = self._document_graph(document_id)
         graph = self._graph(graph_iri)
         doc = self.iris.node("doc", document_id)
         out = Deletion()
+        gone: dict[AnyQuad, None] = {}  # ordered set: the document's own quads first
+
+        def take(pattern: tuple[Node | None, Node | None, Node | None]) -> None:
+            for s, p, o in graph.triples(pattern):
+                gone[(s, p, o, graph_iri)] = None
+
+        take((doc, None, None))
+        mentions: set[Node] = set()
+        evidence: set[Node] = set()
         for node in self._subjects(MKG.document, doc, graph_iri):
             if (node, RDF.type, MKG.Mention) in graph:
-                graph.remove((None, MKG.mention, node))
-                out.mentions += 1
+                take((None, MKG.mention, node))
+                mentions.add(node)
             elif (node, RDF.type, MKG.Evidence) in graph:
-                graph.remove((None, PROV.wasDerivedFrom, node))
-                out.evidence += 1
+                take((None, PROV.wasDerivedFrom, node))
+                evidence.add(node)
             elif (node, RDF.type, MKG.Chunk) in graph:
                 out.chunks.append(self._id_of(node))
-            graph.remove((node, None, None))
+            take((node, None, None))
+        out.mentions, out.evidence = len(mentions), len(evidence)
         gone_entities = {URIRef(str(e)) for e in graph.subjects(RDF.type, MKG.Entity)
-                         if (e, MKG.mention, None) not in graph}
+                         if all(m in mentions for m in graph.objects(e, MKG.mention))}
         gone_statements = {
             URIRef(str(x)) for x in graph.subjects(RDF.type, MKG.Assertion)
-            if (x, PROV.wasDerivedFrom, None) not in graph
+            if all(ev in evidence for ev in graph.objects(x, PROV.wasDerivedFrom))
             or graph.value(x, RDF.subject) in gone_entities
             or graph.value(x, RDF.object) in gone_entities}
-        gone = {self._id_of(e) for e in gone_entities}
-        out.links = self.remove_links(
-            [x for x in self.links() if x.source in gone or x.target in gone])
-        for s_node in gone_statements:
+        gone_ids = {self._id_of(e) for e in gone_entities}
+        links = [x for x in self.links() if x.source in gone_ids or x.target in gone_ids]
+        for link in links:
+            for quad in self._link_quads(link):
+                gone[quad] = None
+        out.links = len(links)
+        for s_node in sorted(gone_statements):
             head, tail = graph.value(s_node, RDF.subject), graph.value(s_node, RDF.object)
             predicate = graph.value(s_node, RDF.predicate)
-            graph.remove((s_node, None, None))
+            take((s_node, None, None))
             out.triples.append(self._id_of(s_node))
             # The plain fact goes when no other positive statement of it remains.
             if head is not None and predicate is not None and tail is not None and not any(
-                    (x, RDF.predicate, predicate) in graph and (x, RDF.object, tail) in graph
+                    x not in gone_statements
+                    and (x, RDF.predicate, predicate) in graph and (x, RDF.object, tail) in graph
                     and not _is_true(graph.value(x, MKG.negated))
                     for x in graph.subjects(RDF.subject, head)):
-                graph.remove((head, predicate, tail))
-        for e in gone_entities:
-            graph.remove((e, None, None))
-        graph.remove((doc, None, None))
-        out.entities = sorted(gone)
+                take((head, predicate, tail))
+        for e in sorted(gone_entities):
+            take((e, None, None))
+        out.entities = sorted(gone_ids)
         out.chunks.sort()
         out.triples.sort()
-        return out
+        return list(gone), out
+
+    def _remove(self, quads: Sequence[AnyQuad]) -> None:
+        """Remove quads all at once: on Oxigraph one SPARQL ``DELETE DATA`` update
+        (one transaction; every term is written by Oxigraph's own serialiser, so no
+        text of ours or the user's is spliced into the update); in memory, undone
+        if interrupted."""
+        if not quads:
+            return
+        if self.backend == "oxigraph":
+            body = " ".join(f"GRAPH {_ox(g)} {{ {_ox(s)} {_ox(p)} {_ox(o)} }}"
+                            for s, p, o, g in quads)
+            self._ds.update(f"DELETE DATA {{ {body} }}")
+            return
+        done: list[AnyQuad] = []
+        try:
+            for s, p, o, g in quads:
+                self._graph(g).remove((s, p, o))
+                done.append((s, p, o, g))
+        except BaseException:
+            self._ds.addN([(s, p, o, self._graph(g)) for s, p, o, g in done])
+            raise
 
     def add_concepts(self, concepts: Iterable[Concept], source: str) -> int:
+        """Store concepts; a concept stored before is replaced by its new values
+        (the last of several with one id wins). The new values are written in one
+        transaction and the old ones that are gone removed in a second, so a crash
+        in between leaves old and new side by side until the load is run again."""
         graph = self.iris.graph(Layer.VOCABULARY)
+        vocabulary = self._graph(graph)
         src = self.iris.node("source", stable_id("src", source))
         quads: list[rm.Quad] = [
             (src, RDF.type, PROV.Entity, graph),
             (src, DCTERMS.title, Literal(source), graph),
             (src, PROV.generatedAtTime, Literal(datetime.now(UTC)), graph),
         ]
-        count = 0
-        vocabulary = self._graph(graph)
-        for concept in concepts:
+        old: list[AnyQuad] = [(s, p, o, graph) for s, p, o
+                              in vocabulary.triples((src, PROV.generatedAtTime, None))]
+        latest = {concept.id: concept for concept in concepts}
+        for concept in latest.values():
             node = self.iris.concept(concept.id)
-            # A concept loaded again is replaced, not merged with its old values.
-            if (node, RDF.type, SKOS.Concept) in vocabulary:
-                vocabulary.remove((node, None, None))
+            old += [(s, p, o, graph) for s, p, o in vocabulary.triples((node, None, None))]
             quads += rm.concept_quads(self.iris, concept)
-            count += 1
-        # A reload replaces the source's load time rather than adding another.
-        vocabulary.remove((src, PROV.generatedAtTime, None))
         self._write(quads)
-        return count
+        kept = {_key(q) for q in quads}
+        self._remove([q for q in old if _key(q) not in kept])
+        return len(latest)
 
     def add_entities(self, entities: Iterable[Entity]) -> None:
         quads: list[rm.Quad] = []
@@ -177,20 +227,45 @@ class RDFGraphStore(RDFReader):
             quads += rm.link_quads(self.iris, link, source, target)
         self._write(quads)
 
+    def _link_quads(self, link: Link) -> list[AnyQuad]:
+        """The quads that hold ``link`` in the store (none when it is not there)."""
+        graph_iri = self.iris.graph("links")
+        graph = self._graph(graph_iri)
+        node = self.iris.node("link", link.id)
+        if (node, RDF.type, MKG.Link) not in graph:
+            return []
+        source = self._link_node(link.kind, link.source, target=False)
+        target = self._link_node(link.kind, link.target, target=True)
+        own: list[AnyQuad] = [(s, p, o, graph_iri) for s, p, o in graph.triples((node, None, None))]
+        return [*own, (source, LINK_PREDICATES[link.kind], target, graph_iri)]
+
     def remove_links(self, links: Iterable[Link]) -> int:
-        """Remove links (matched by kind, source and target); returns how many were there."""
-        removed = 0
-        for link in links:
-            source = self._link_node(link.kind, link.source, target=False)
-            target = self._link_node(link.kind, link.target, target=True)
-            graph = self._graph(self.iris.graph("links"))
-            node = self.iris.node("link", link.id)
-            if (node, RDF.type, MKG.Link) not in graph:
-                continue
-            graph.remove((node, None, None))
-            graph.remove((source, LINK_PREDICATES[link.kind], target))
-            removed += 1
-        return removed
+        """Remove links (matched by kind, source and target), in one transaction;
+        returns how many were there."""
+        found = [quads for link in links if (quads := self._link_quads(link))]
+        self._remove([q for quads in found for q in quads])
+        return len(found)
 
     def close(self) -> None:
         self._ds.close()
+
+
+def _ox(term: Node) -> str:
+    """``term`` as Oxigraph writes it (N-Triples syntax, valid in SPARQL data)."""
+    import pyoxigraph as ox
+
+    if isinstance(term, URIRef):
+        return str(ox.NamedNode(str(term)))
+    if isinstance(term, BNode):
+        return str(ox.BlankNode(str(term)))
+    if isinstance(term, Literal):
+        if term.language:
+            return str(ox.Literal(str(term), language=term.language))
+        datatype = ox.NamedNode(str(term.datatype)) if term.datatype else None
+        return str(ox.Literal(str(term), datatype=datatype))
+    raise StoreError(f"cannot write the RDF term {term!r}")
+
+
+def _key(quad: AnyQuad) -> tuple[str, ...]:
+    """A quad as the store sees it (``"x"`` and ``"x"^^xsd:string`` are one term)."""
+    return tuple(_ox(term) for term in quad)

@@ -127,6 +127,16 @@ class RDFReader:
         nodes = self._subjects(RDF.type, MKG.Document, graph)
         return sorted(str(_one(self._props(n), MKG.id)) for n in nodes)
 
+    def chunk_ids(self) -> set[str]:
+        """The id of every chunk in the user and literature layers."""
+        return {self._id_of(c)
+                for c, _p, _o, _g in self._ds.quads((None, RDF.type, MKG.Chunk, None))}
+
+    def entity_ids(self) -> set[str]:
+        """The id of every entity in the user and literature layers."""
+        return {self._id_of(e)
+                for e, _p, _o, _g in self._ds.quads((None, RDF.type, MKG.Entity, None))}
+
     def _chunk_from(self, props: Props, layer: Layer, document_id: str) -> Chunk:
         return Chunk(
             id=_one(props, MKG.id),

@@ -317,22 +317,45 @@ def test_an_interrupted_delete_completes_when_run_again(
         tail=nausea.id, confidence=0.7,
         evidence=[Evidence(chunk_id=chunks[1].id, document_id=doc.id, start=34,
                            end=len(TEXT), quote=TEXT[34:])])])
+    before = sorted(map(str, store.quads()))
     calls = {"n": 0}
-    original = rdflib.Graph.remove
+    remove, update = rdflib.Graph.remove, rdflib.Dataset.update
 
     def crash_after_three(self: rdflib.Graph, triple: object) -> object:
         calls["n"] += 1
         if calls["n"] > 3:
             raise KeyboardInterrupt("simulated crash")
-        return original(self, triple)  # type: ignore[arg-type]
+        return remove(self, triple)  # type: ignore[arg-type]
+
+    def crash(self: rdflib.Dataset, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("simulated crash")
 
     monkeypatch.setattr(rdflib.Graph, "remove", crash_after_three)
+    monkeypatch.setattr(rdflib.Dataset, "update", crash)
+    journal: list[object] = []
     with pytest.raises(KeyboardInterrupt):
-        store.delete_document(doc.id)
-    monkeypatch.setattr(rdflib.Graph, "remove", original)
-    assert store.has_document(doc.id)  # the document goes last: the delete can be rerun
+        store.delete_document(doc.id, journal=journal.append)
+    monkeypatch.setattr(rdflib.Graph, "remove", remove)
+    monkeypatch.setattr(rdflib.Dataset, "update", update)
+    # One transaction: the document is all there (its text too), and the journal
+    # heard what was to go before anything went.
+    assert sorted(map(str, store.quads())) == before
+    assert len(journal) == 1
     store.delete_document(doc.id)
     assert store.counts() == empty
+
+
+def test_deleting_hostile_text_removes_exactly_it(store: GraphStore) -> None:
+    hostile = ('x" } ; DROP ALL ; INSERT DATA { <a:b> <a:c> "d" } #\n\\ \u2028 """ \'\'\'\n'
+               "line two \\\" }}")
+    doc = Document.create(layer=Layer.USER, title='t" }', source="s\\x",
+                          media_type="text/plain", text=hostile)
+    other, chunks = doc_and_chunks()
+    store.add_document(other, chunks)
+    before = sorted(map(str, store.quads()))
+    store.add_document(doc, [Chunk.create(doc, 0, 0, len(hostile))])
+    store.delete_document(doc.id)
+    assert sorted(map(str, store.quads())) == before
 
 
 def test_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:

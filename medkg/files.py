@@ -1,0 +1,92 @@
+"""Files the workspace writes: atomically (a temporary file beside the target,
+flushed to disk, then renamed over it), readable by the owner alone, and, for
+a directory of derived files, a manifest written last that says what they
+were derived from and what each one's digest is.
+
+A crash therefore leaves either the old file or the new one, never a torn
+one; and a directory whose files do not match its manifest (a crash between
+two renames, a file cut short by hand) is known to be stale and rebuilt from
+the graph instead of being read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+MANIFEST = "manifest.json"
+FILE_MODE = 0o600
+
+
+@contextlib.contextmanager
+def _atomic(path: Path, mode: str) -> Iterator[IO[Any]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, FILE_MODE)
+        encoding = None if "b" in mode else "utf-8"
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_text(path: Path) -> contextlib.AbstractContextManager[IO[str]]:
+    """Write ``path`` as UTF-8 text through a temporary file that replaces it only
+    when the ``with`` block ends without an error."""
+    return _atomic(path, "w")
+
+
+def atomic_binary(path: Path) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """Like :func:`atomic_text`, for bytes."""
+    return _atomic(path, "wb")
+
+
+def write_text(path: Path, text: str) -> None:
+    with atomic_text(path) as f:
+        f.write(text)
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(directory: Path, files: Sequence[str], derived_from: str) -> None:
+    """Record, after ``files`` are written, their digests and what they came from."""
+    entries = {name: digest(directory / name) for name in files}
+    write_text(directory / MANIFEST,
+               json.dumps({"derived_from": derived_from, "files": entries}, sort_keys=True))
+
+
+def manifest_matches(directory: Path, derived_from: str | None = None) -> bool:
+    """Whether ``directory``'s files are the ones its manifest lists, unchanged,
+    and (when given) derived from ``derived_from``."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        files: dict[str, str] = manifest["files"]
+        if derived_from is not None and manifest["derived_from"] != derived_from:
+            return False
+        return all(digest(directory / name) == want for name, want in files.items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def forget_manifest(directory: Path) -> None:
+    """Mark a derived directory stale before its files are rewritten."""
+    with contextlib.suppress(FileNotFoundError):
+        (directory / MANIFEST).unlink()

@@ -1,0 +1,76 @@
+"""Reconcile: bring what is derived from the graph back in line with it before
+a stage reads it.
+
+The graph store is the truth; the delete journal, the chunk and entity vector
+indexes and the tag tree follow it. A crash, a damaged file or a workspace
+opened by an older medkg can leave them behind; this stage, run before every
+build and every question, finishes deletes a crash cut short, drops vectors
+and tree leaves of chunks or entities the graph no longer has, and embeds the
+chunks of ingested documents that have no vector yet. Entity vectors that are
+missing are made by the link stage, which embeds every entity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from medkg.pipeline.curate import finish_deletes
+from medkg.pipeline.state import STAGE_INGESTED, documents_done
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+
+
+@dataclass
+class Reconciled:
+    deletes_finished: list[str] = field(default_factory=list)
+    stale_chunk_vectors: int = 0
+    missing_chunk_vectors: int = 0
+    stale_entity_vectors: int = 0
+    stale_tree_leaves: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.deletes_finished or self.stale_chunk_vectors
+                    or self.missing_chunk_vectors or self.stale_entity_vectors
+                    or self.stale_tree_leaves)
+
+
+def reconcile(parts: Components) -> Reconciled:
+    """Once per open workspace (later calls return at once: nothing else writes)."""
+    if parts.reconciled:
+        return Reconciled()
+    out = Reconciled(deletes_finished=finish_deletes(parts))
+    store = parts.store
+    chunk_ids = store.chunk_ids()
+    chunks = parts.index("chunks")
+    indexed = set(chunks.ids())
+    stale = sorted(indexed - chunk_ids)
+    chunks.delete(stale)
+    out.stale_chunk_vectors = len(stale)
+    missing = []
+    if chunk_ids - indexed:  # only chunks of documents whose ingest finished
+        missing = [c for _layer, doc_id in documents_done(store, STAGE_INGESTED)
+                   for c in store.chunks(doc_id) if c.id not in indexed]
+    if missing:
+        chunks.upsert([c.id for c in missing], parts.embedder.embed([c.text for c in missing]))
+    out.missing_chunk_vectors = len(missing)
+    if stale or missing:
+        chunks.save()
+    entity_ids = store.entity_ids()
+    entities = parts.index("entities")
+    stale = [i for i in entities.ids() if i not in entity_ids]
+    if stale:
+        entities.delete(stale)
+        entities.save()
+    out.stale_entity_vectors = len(stale)
+    tree = parts.tree()
+    if tree is not None:
+        leaves = [n.id for n in tree.nodes.values() if n.level == 0 and n.id not in chunk_ids]
+        if leaves:
+            tree.remove_leaves(leaves)
+            tree.save(parts.layout.tag_tree)
+        out.stale_tree_leaves = len(leaves)
+    parts.reconciled = True
+    return out
