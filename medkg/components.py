@@ -57,8 +57,29 @@ class Components:
         if self._store is None:
             from medkg.store.registry import open_store
 
+            self._check_backend()
             self._store = open_store(self.settings.store, self.layout.graph)
         return self._store
+
+    def _check_backend(self) -> None:
+        """One workspace, one graph: a store backend other than the one the
+        workspace was made with (a one-off ``MEDKG_STORE__BACKEND=memory``) would
+        write documents to another graph while the vectors beside it change."""
+        from medkg.stagestate import STORE_BACKEND
+
+        backend = self.settings.store.backend
+        recorded = self.state.version(STORE_BACKEND)
+        if recorded is None and backend != "oxigraph" and self.layout.graph.exists():
+            recorded = "oxigraph"  # made before the backend was recorded
+        if recorded is None:
+            self.state.record(STORE_BACKEND, backend)
+        elif recorded != backend:
+            raise WorkspaceError(
+                f"this workspace keeps its graph in the {recorded} store, but store.backend "
+                f"is {backend!r} (in {self.layout.config.name} or MEDKG_STORE__BACKEND): "
+                "that would write to a different graph than the one its vectors and "
+                "indexes follow", hint=f"unset MEDKG_STORE__BACKEND or set store.backend = "
+                f"\"{recorded}\"; to move the graph, export it and import it into a new workspace")
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -169,10 +190,12 @@ class Components:
     def llm(self) -> LLM:
         """The chat model the ``[llm]`` settings name, with cache and ledger."""
         if self._llm is None:
+            from medkg.llm import trust
             from medkg.llm.client import LLM, open_backend
             from medkg.llm.port import GenerationParams
 
             cfg = self.settings.llm
+            trust.check(self.layout.root, self.layout.config, cfg)
             params = GenerationParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                                       seed=cfg.seed)
             self._llm = LLM(open_backend(cfg), self.ledger, params)

@@ -32,6 +32,9 @@ class Section(BaseModel):
 
 class IngestConfig(Section):
     max_file_mb: float = Field(25.0, gt=0, description="larger files are refused, not truncated")
+    max_document_chars: int = Field(
+        1_000_000, ge=1000, description="a longer document (one text, or one JSONL record) "
+        "is refused, not truncated: split it (a million characters is a 400-page book)")
     chunker: Literal["semantic", "sentences"] = "semantic"
     chunk_max_chars: int = Field(1500, ge=200)
     semantic_min_sentences: int = Field(
@@ -243,4 +246,6 @@ class Settings(BaseSettings):
                     f"{', '.join(model.model_fields)}")
 
     def save(self, path: Path) -> None:
-        path.write_text(tomli_w.dumps(self.model_dump(mode="json")), encoding="utf-8")
+        from medkg.files import write_text
+
+        write_text(path, tomli_w.dumps(self.model_dump(mode="json")))

@@ -11,6 +11,7 @@ import uuid
 from medkg.sqlitefile import SQLiteFile
 
 VOCABULARY = "vocabulary"  # the version of the vocabulary graph, new with every load
+STORE_BACKEND = "store.backend"  # the graph store the workspace was made with
 
 
 def fingerprint(*parts: object) -> str:

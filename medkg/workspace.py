@@ -69,6 +69,9 @@ class Workspace:
     @classmethod
     def create(cls, path: Path | str, *, exist_ok: bool = False) -> Workspace:
         layout = WorkspaceLayout(Path(path))
+        if layout.root.exists() and not layout.root.is_dir():
+            raise WorkspaceError(f"{layout.root} is a file, not a directory",
+                                 hint="a workspace is a directory: choose a new name")
         if layout.config.exists():
             if not exist_ok:
                 raise WorkspaceError(f"{layout.root} is already a medkg workspace")
@@ -86,6 +89,9 @@ class Workspace:
     @classmethod
     def open(cls, path: Path | str) -> Workspace:
         layout = WorkspaceLayout(Path(path))
+        if layout.root.is_file():
+            raise WorkspaceError(f"{layout.root} is a file, not a workspace directory",
+                                 hint="pass the directory: -w DIR")
         if not layout.config.exists():
             raise WorkspaceError(
                 f"{layout.root} is not a medkg workspace (no {layout.config.name})",
@@ -94,8 +100,19 @@ class Workspace:
         return cls(layout.root, Settings.load(layout.config))
 
     def save_settings(self) -> None:
-        """Write the current settings to the workspace's ``medkg.toml``."""
+        """Write the current settings to the workspace's ``medkg.toml``; the LLM
+        endpoint in them is the caller's own, so it counts as confirmed
+        (:mod:`medkg.llm.trust`)."""
+        from medkg.llm import trust
+
         self.settings.save(self.layout.config)
+        trust.trust(self.root, self.settings.llm)
+
+    def trust_endpoint(self) -> None:
+        """Confirm the LLM endpoint this workspace's file names (``medkg trust``)."""
+        from medkg.llm import trust
+
+        trust.trust(self.root, self.settings.llm)
 
     def close(self) -> None:
         self.parts.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Endpoint confirmations (medkg trust) go to a directory of the test run's own,
+# never the user's ~/.config; child processes inherit it.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="medkg-tests-config-")
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from medkg.cli._common import (
+    Group,
     LLMOpt,
     WorkspaceOpt,
     _progress,
@@ -30,6 +31,7 @@ from medkg.errors import MedKGError
 from medkg.model import Layer
 
 app = typer.Typer(
+    cls=Group,
     name="medkg",
     help="Build a layered medical knowledge graph from documents and ask it questions.",
     no_args_is_help=True,
@@ -235,6 +237,23 @@ def delete(
     if failed:
         console.print(label("hint:", "yellow", "`medkg documents` lists the ids"))
         raise typer.Exit(code=1)
+
+
+@app.command()
+def trust(workspace: WorkspaceOpt = Path(".")) -> None:
+    """Confirm the LLM endpoint the workspace's medkg.toml names (base URL, key
+    variable): until then medkg sends nothing to an endpoint off this machine that
+    only the file chose. Kept in your own config directory, not the workspace."""
+    from medkg.llm.trust import leaves_machine, trust_file
+    from medkg.workspace import Workspace
+
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        cfg = ws.settings.llm
+        ws.trust_endpoint()
+    where = (cfg.base_url or "https://api.openai.com/v1") if cfg.backend == "openai" else "-"
+    console.print(f"trusted for {workspace}: backend {cfg.backend}, model {cfg.model or '-'}, "
+                  f"endpoint {where}{' (off this machine)' if leaves_machine(cfg) else ''}, "
+                  f"key from ${cfg.api_key_env}; recorded in {trust_file()}", soft_wrap=True)
 
 
 @app.command()

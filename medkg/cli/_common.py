@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,6 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.text import Text
+from typer.core import TyperGroup
 
 from medkg.config import Settings
 from medkg.errors import MedKGError
@@ -52,6 +55,41 @@ def _run(action: Callable[[], T]) -> T:
     except MedKGError as exc:
         _fail(exc)
         raise  # unreachable: _fail exits
+
+
+def as_medkg_error(exc: OSError | sqlite3.Error) -> MedKGError:
+    """A file-system or SQLite failure as one line with a hint, not a traceback."""
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc)
+        hint = ("another medkg process is using this workspace: wait for it" if "locked" in text
+                else "the workspace is read-only for you" if "readonly" in text
+                else "check the workspace's disk and permissions")
+        return MedKGError(f"a workspace database failed: {text}", hint=hint)
+    where = f"{exc.filename}: " if exc.filename else ""
+    hints = {errno.ENOSPC: "the disk is full: free some space and run the command again "
+                           "(what finished is kept; the rest resumes)",
+             errno.EDQUOT: "the disk quota is used up: free some space and run it again",
+             errno.EROFS: "that file system is read-only",
+             errno.EACCES: "you may not write there: check the permissions",
+             errno.EPERM: "you may not write there: check the permissions"}
+    return MedKGError(f"{where}{exc.strerror or exc}",
+                      hint=hints.get(exc.errno or 0, "check the path, the disk and permissions"))
+
+
+class Group(TyperGroup):
+    """Every command's medkg errors, OS errors (a full disk, a read-only
+    directory) and SQLite errors end as ``error:`` and ``hint:`` lines and exit
+    status 1, wherever in the command they happen."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MedKGError as exc:
+            _fail(exc)
+        except (OSError, sqlite3.Error) as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            _fail(as_medkg_error(exc))
 
 
 @contextmanager

@@ -7,8 +7,12 @@ never returns a half-read document.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import logging
+import stat
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from medkg.errors import (
@@ -21,22 +25,41 @@ from medkg.errors import (
 from medkg.model import Document, Layer
 
 Reader = Callable[[Path, Layer], list[Document]]
+log = logging.getLogger(__name__)
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def _decode(path: Path, data: bytes) -> str:
-    if b"\x00" in data[:8192]:
-        raise UnreadableDocumentError(
-            path, "looks like a binary file (it contains NUL bytes), not text",
-            hint="convert it to plain text, Markdown or PDF first",
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableDocumentError(
-            path, f"is not valid UTF-8 text (byte {exc.start}: {exc.reason})",
-            hint="re-save the file as UTF-8",
-        ) from exc
+    """UTF-8 text (a UTF-16 file with its byte-order mark is decoded too); NUL
+    bytes anywhere in it mean a binary file."""
+    if data.startswith(_UTF16_BOMS):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise UnreadableDocumentError(
+                path, f"starts as UTF-16 text but is not valid UTF-16 (byte {exc.start})",
+                hint="re-save the file as UTF-8") from exc
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            if b"\x00" in data:
+                raise _binary(path, data.index(b"\x00")) from exc
+            raise UnreadableDocumentError(
+                path, f"is not valid UTF-8 text (byte {exc.start}: {exc.reason})",
+                hint="re-save the file as UTF-8",
+            ) from exc
+    if "\x00" in text:
+        raise _binary(path, text.index("\x00"))
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _binary(path: Path, at: int) -> UnreadableDocumentError:
+    return UnreadableDocumentError(
+        path, f"contains a NUL character (at offset {at}): a binary file, not text",
+        hint="convert it to plain text, Markdown or PDF first")
 
 
 def _title(path: Path, text: str) -> str:
@@ -97,8 +120,13 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
     from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(path)
-        pages = [page.extract_text() or "" for page in reader.pages]
+        # pypdf reports damaged objects as warnings: say which file they are about.
+        with warnings.catch_warnings(record=True) as caught, _pypdf_log(path):
+            warnings.simplefilter("always")
+            reader = PdfReader(path)
+            pages = [page.extract_text() or "" for page in reader.pages]
+        for warning in caught:
+            log.warning("%s: %s", path, warning.message)
     except (PyPdfError, ValueError, KeyError, OSError) as exc:
         raise UnreadableDocumentError(path, f"is not a readable PDF ({exc})") from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())
@@ -116,6 +144,24 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
     ]
 
 
+@contextlib.contextmanager
+def _pypdf_log(path: Path) -> Iterator[None]:
+    """pypdf's own log lines, prefixed with the file they are about."""
+    logger = logging.getLogger("pypdf")
+
+    class _Named(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            record.msg = f"{path}: {record.msg}"
+            return True
+
+    named = _Named()
+    logger.addFilter(named)
+    try:
+        yield
+    finally:
+        logger.removeFilter(named)
+
+
 READERS: dict[str, Reader] = {
     ".txt": read_text,
     ".text": read_text,
@@ -126,7 +172,26 @@ READERS: dict[str, Reader] = {
 }
 
 
-def read_documents(path: Path, layer: Layer, *, max_file_mb: float) -> list[Document]:
+def _check_is_file(path: Path) -> None:
+    """A regular file, or an error that says what the path is instead."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError as exc:
+        if path.is_symlink():
+            raise DocumentError(path, "is a symbolic link to a missing file") from exc
+        raise DocumentError(path, "no such file") from exc
+    except OSError as exc:  # ELOOP, EACCES, ...
+        raise DocumentError(path, f"cannot be read: {exc.strerror}") from exc
+    if stat.S_ISREG(mode):
+        return
+    what = ("a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)"
+            if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise DocumentError(path, f"is {what}, not a file", hint="ingest regular files")
+
+
+def read_documents(path: Path, layer: Layer, *, max_file_mb: float,
+                   max_document_chars: int = 1_000_000) -> list[Document]:
     """Read one file into documents, or raise a DocumentError that says why not."""
     reader = READERS.get(path.suffix.lower())
     if reader is None:
@@ -134,8 +199,7 @@ def read_documents(path: Path, layer: Layer, *, max_file_mb: float) -> list[Docu
             path, f"unsupported file type {path.suffix or '(none)'!r}",
             hint=f"supported: {', '.join(sorted(READERS))}",
         )
-    if not path.is_file():
-        raise DocumentError(path, "no such file")
+    _check_is_file(path)
     size_mb = path.stat().st_size / 1_000_000
     if size_mb > max_file_mb:
         raise DocumentTooLargeError(
@@ -143,4 +207,12 @@ def read_documents(path: Path, layer: Layer, *, max_file_mb: float) -> list[Docu
             hint="split it into smaller documents, or raise ingest.max_file_mb "
             "(MEDKG_INGEST__MAX_FILE_MB)",
         )
-    return reader(path, layer)
+    documents = reader(path, layer)
+    for doc in documents:
+        if len(doc.text) > max_document_chars:
+            raise DocumentTooLargeError(
+                path, f"{doc.source}: {len(doc.text):,} characters, over the "
+                f"{max_document_chars:,} a document may have",
+                hint="split it into smaller documents, or raise ingest.max_document_chars "
+                "(MEDKG_INGEST__MAX_DOCUMENT_CHARS)")
+    return documents

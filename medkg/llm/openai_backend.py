@@ -94,7 +94,16 @@ class OpenAIBackend:
                 raise LLMUnavailableError(
                     f"cannot reach the LLM endpoint {self.base_url}: {exc}",
                     hint="is the server running? check llm.base_url and llm.timeout_s") from exc
+            except (openai.APIError, ValueError) as exc:  # a body that is not a completion
+                raise LLMUnavailableError(
+                    f"the endpoint {self.base_url} did not answer with a chat completion: "
+                    f"{exc}", hint="is llm.base_url an OpenAI-compatible /v1 endpoint?") from exc
             break
+        if not getattr(response, "choices", None):
+            raise LLMUnavailableError(
+                f"the endpoint {self.base_url} did not answer with a chat completion "
+                f"(got {str(response)[:120]!r})",
+                hint="is llm.base_url an OpenAI-compatible /v1 endpoint?")
         choice = response.choices[0]
         usage = response.usage
         return Completion(

@@ -59,7 +59,9 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     for i, path in enumerate(files):
         progress("ingest", i, len(files))
         try:
-            documents = read_documents(path, layer, max_file_mb=parts.settings.ingest.max_file_mb)
+            cfg = parts.settings.ingest
+            documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
+                                       max_document_chars=cfg.max_document_chars)
         except DocumentError as exc:
             report.failed[str(path)] = str(exc)
             continue

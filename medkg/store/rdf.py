@@ -50,10 +50,8 @@ class RDFGraphStore(RDFReader):
             try:
                 self._ds.open(str(path), create=not path.exists())
             except (OSError, ValueError) as exc:
-                raise StoreError(
-                    f"cannot open the graph store at {path}: {exc}",
-                    hint="is another medkg process using this workspace?",
-                ) from exc
+                raise StoreError(f"cannot open the graph store at {path}: {exc}",
+                                 hint=_open_hint(path)) from exc
         elif backend == "memory":
             self._ds = Dataset(store="Memory")
         else:
@@ -68,7 +66,18 @@ class RDFGraphStore(RDFReader):
             self._ds.addN([(s, p, o, self._graph(g)) for s, p, o, g in quads])
 
     def add_document(self, document: Document, chunks: list[Chunk]) -> None:
-        self._write(rm.document_quads(self.iris, document, chunks))
+        """Store a document with its chunks (one transaction). The same text stored
+        again (an ingest cut short, re-run from another path) keeps one title and
+        one source: the new ones; its stage marks stay."""
+        quads = rm.document_quads(self.iris, document, chunks)
+        node = self.iris.node("doc", document.id)
+        replaced = (DCTERMS.source, DCTERMS.title)
+        old: list[AnyQuad] = [
+            (s, p, o, URIRef(str(getattr(g, "identifier", g))))
+            for s, p, o, g in self._ds.quads((node, None, None, None)) if p in replaced]
+        self._write(quads)
+        kept = {_key(q) for q in quads}
+        self._remove([q for q in old if _key(q) not in kept])
 
     def mark_stage(self, document_id: str, stage: str) -> None:
         doc = self.iris.node("doc", document_id)
@@ -269,3 +278,15 @@ def _ox(term: Node) -> str:
 def _key(quad: AnyQuad) -> tuple[str, ...]:
     """A quad as the store sees it (``"x"`` and ``"x"^^xsd:string`` are one term)."""
     return tuple(_ox(term) for term in quad)
+
+
+def _open_hint(path: Path) -> str:
+    """Why Oxigraph may refuse to open a store: say the likely cause."""
+    import os
+
+    writable = (path.exists() and os.access(path, os.W_OK)) or (
+        not path.exists() and os.access(path.parent, os.W_OK))
+    if not writable:
+        return (f"{path} is read-only for you: medkg needs to write to its workspace "
+                "(copy it somewhere writable to read it)")
+    return "is another medkg process using this workspace? wait for it to finish"

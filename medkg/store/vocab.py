@@ -6,6 +6,8 @@ IRIs); data nodes live under the workspace's base IRI.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from rdflib import OWL, Namespace, URIRef
 
 from medkg.model import Layer, LinkKind, Predicate
@@ -18,6 +20,7 @@ _PREFIX_IRIS: dict[str, str] = {
     "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/",
 }
 OBO = "http://purl.obolibrary.org/obo/"
+_ID_SAFE = "-._~:@!$&'()*+,;=/"  # RFC 3987 characters kept as they are in a local id
 
 LINK_PREDICATES: dict[LinkKind, URIRef] = {
     LinkKind.REFERENCE_OF: MKG.referenceOf,
@@ -45,10 +48,13 @@ class IRIs:
         return URIRef(f"{self.base}{kind}/{identifier}")
 
     def concept(self, curie: str) -> URIRef:
-        """A concept's IRI from its CURIE: known prefixes, else the OBO PURL pattern."""
+        """A concept's IRI from its CURIE: known prefixes, else the OBO PURL pattern.
+        Characters an IRI may not hold (a space, ``<>"{}|^`` and the like, from an
+        odd vocabulary file) are percent-encoded; ordinary ids come out unchanged."""
         prefix, sep, local = curie.partition(":")
+        local = quote(local, safe=_ID_SAFE)
         if not sep:
-            return self.node("concept", curie)
+            return self.node("concept", quote(curie, safe=_ID_SAFE))
         if prefix.upper() in _PREFIX_IRIS:
             return URIRef(_PREFIX_IRIS[prefix.upper()] + local)
         if prefix == "MEDKG":
