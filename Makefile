@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install install-dev demo test lint clean
+.PHONY: install install-dev demo test test-faults lint clean
 
 install: $(STAMP)
 install-dev: $(DEV_STAMP)
@@ -34,6 +34,11 @@ demo: install
 
 test: install-dev
 	$(BIN)/python -m pytest -q
+
+# Each of ingest, build, delete and vocab load killed (SIGKILL) at 20 seeded points
+# and run again; the default suite does 3 points each.
+test-faults: install-dev
+	FAULT_POINTS=20 $(BIN)/python -m pytest -q -s tests/faults
 
 lint: install-dev
 	$(BIN)/ruff check medkg tests benchmarks training

@@ -100,13 +100,9 @@ class Workspace:
         return cls(layout.root, Settings.load(layout.config))
 
     def save_settings(self) -> None:
-        """Write the current settings to the workspace's ``medkg.toml``; the LLM
-        endpoint in them is the caller's own, so it counts as confirmed
-        (:mod:`medkg.llm.trust`)."""
-        from medkg.llm import trust
-
+        """Write the current settings to the workspace's ``medkg.toml`` (an LLM
+        endpoint in it still needs :meth:`trust_endpoint`, see :mod:`medkg.llm.trust`)."""
         self.settings.save(self.layout.config)
-        trust.trust(self.root, self.settings.llm)
 
     def trust_endpoint(self) -> None:
         """Confirm the LLM endpoint this workspace's file names (``medkg trust``)."""

@@ -46,7 +46,7 @@ def test_unknown_section_is_rejected(tmp_path: Path) -> None:
         Settings.load(path)
 
 
-def test_config_typos_are_errors_not_ignored(tmp_path: Path,
+def test_defect_13_config_typos_are_errors_not_ignored(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "medkg.toml"
     path.write_text("[retrieval]\ntop_chunk = 3\n")  # a key the section does not have
@@ -64,7 +64,7 @@ def test_config_typos_are_errors_not_ignored(tmp_path: Path,
         Settings.load(path)
 
 
-def test_bad_environment_values_name_the_variable(tmp_path: Path,
+def test_defect_13_bad_environment_values_name_the_variable(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "medkg.toml"
     path.write_text("[retrieval]\ntop_chunks = 3\n")

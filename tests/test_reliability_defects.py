@@ -251,3 +251,19 @@ def test_defect_15_an_over_long_document_is_refused_at_once(tmp_path: Path) -> N
     blob.write_text("word " * 400_000, encoding="utf-8")  # 2 MB on one line
     with pytest.raises(DocumentError, match="over the 1,000,000 a document may have"):
         read_documents(blob, Layer.USER, max_file_mb=25)
+
+
+def test_defect_14_a_latin1_vocabulary_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    from medkg.errors import VocabularyError
+    from medkg.ontology.loaders import load_file
+
+    lines = ["format-version: 1.2", ""]
+    for i in range(400):  # far more than one decoder block before the bad byte
+        lines += ["[Term]", f"id: X:{i}", f"name: term {i}", ""]
+    bad_line = len(lines) + 3
+    lines += ["[Term]", "id: X:latin", "name: Sjögren syndrome"]
+    obo = tmp_path / "latin1.obo"
+    obo.write_bytes("\n".join(lines).encode("latin-1"))
+    with pytest.raises(VocabularyError) as err:
+        load_file(obo)
+    assert err.value.line == bad_line and "column 9" in err.value.message

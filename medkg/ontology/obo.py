@@ -13,6 +13,7 @@ from pathlib import Path
 
 from medkg.errors import VocabularyError
 from medkg.model import Concept
+from medkg.ontology.lines import utf8_lines
 
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(.*)$')
 _SEMANTIC_PROPS = {"semantic_group", "medkg:semantic_group"}
@@ -108,38 +109,26 @@ def _stanzas(path: Path) -> Iterator[tuple[str, dict[str, str] | _Stanza]]:
     header: dict[str, str] = {}
     current: _Stanza | None = None
     in_header = True
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise VocabularyError(path, None, f"cannot open: {exc.strerror}") from exc
-    with handle:
-        lineno = 0
-        try:
-            for lineno, raw in enumerate(handle, start=1):
-                line = raw.strip()
-                if not line or line.startswith("!"):
-                    continue
-                if line.startswith("[") and line.endswith("]"):
-                    if in_header:
-                        yield "header", header
-                        in_header = False
-                    if current is not None:
-                        yield "term", current
-                    current = _Stanza(lineno) if line == "[Term]" else None
-                    continue
-                tag, sep, value = line.partition(":")
-                if not sep or not tag or " " in tag:
-                    raise VocabularyError(path, lineno, f"expected 'tag: value', got {line[:60]!r}")
-                value = value.strip()
-                if in_header:
-                    header.setdefault(tag, value)
-                elif current is not None:
-                    current.add(tag, value, lineno)
-        except UnicodeDecodeError as exc:
-            raise VocabularyError(
-                path, lineno + 1, f"not valid UTF-8 ({exc.reason})",
-                hint="re-save the file as UTF-8",
-            ) from exc
+    for lineno, raw in utf8_lines(path):
+        line = raw.strip()
+        if not line or line.startswith("!"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            if in_header:
+                yield "header", header
+                in_header = False
+            if current is not None:
+                yield "term", current
+            current = _Stanza(lineno) if line == "[Term]" else None
+            continue
+        tag, sep, value = line.partition(":")
+        if not sep or not tag or " " in tag:
+            raise VocabularyError(path, lineno, f"expected 'tag: value', got {line[:60]!r}")
+        value = value.strip()
+        if in_header:
+            header.setdefault(tag, value)
+        elif current is not None:
+            current.add(tag, value, lineno)
     if in_header:
         yield "header", header
     if current is not None:

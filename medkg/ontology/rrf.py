@@ -15,6 +15,7 @@ from pathlib import Path
 
 from medkg.errors import VocabularyError
 from medkg.model import Concept
+from medkg.ontology.lines import utf8_lines
 from medkg.ontology.semantic import group_of_tree_number
 
 # Columns (without the trailing empty field that every RRF line ends with).
@@ -42,25 +43,17 @@ class _Partial:
 
 def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
     expected = COLUMNS[path.name]
-    try:
-        with path.open(encoding="utf-8") as handle:
-            lineno = 0
-            try:
-                for lineno, line in enumerate(handle, start=1):
-                    fields = line.rstrip("\n").split("|")
-                    if fields and fields[-1] == "":
-                        fields.pop()
-                    if len(fields) != expected:
-                        raise VocabularyError(
-                            path, lineno,
-                            f"expected {expected} '|'-separated columns, found {len(fields)}",
-                            hint="is this file from a complete, unmodified RRF release?",
-                        )
-                    yield lineno, fields
-            except UnicodeDecodeError as exc:
-                raise VocabularyError(path, lineno + 1, f"not valid UTF-8 ({exc.reason})") from exc
-    except OSError as exc:
-        raise VocabularyError(path, None, f"cannot read: {exc.strerror}") from exc
+    for lineno, line in utf8_lines(path):
+        fields = line.rstrip("\r\n").split("|")
+        if fields and fields[-1] == "":
+            fields.pop()
+        if len(fields) != expected:
+            raise VocabularyError(
+                path, lineno,
+                f"expected {expected} '|'-separated columns, found {len(fields)}",
+                hint="is this file from a complete, unmodified RRF release?",
+            )
+        yield lineno, fields
 
 
 def _rank(ts: str, stt: str, ispref: str) -> int:

@@ -120,7 +120,7 @@ def test_interrupted_ingest_resumes_without_duplicates(
     resumed.close()
 
 
-def test_ingest_exits_nonzero_when_files_were_skipped(tmp_path: Path) -> None:
+def test_defect_14_ingest_exits_nonzero_when_files_were_skipped(tmp_path: Path) -> None:
     """One bad file among good ones: the good ones are ingested, and the exit code
     says that not everything was (it was 0)."""
     ws_dir = tmp_path / "ws"

@@ -33,7 +33,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
-def test_rich_markup_in_user_text_does_not_crash_the_cli(workspace: Path) -> None:
+def test_defect_03_rich_markup_in_user_text_does_not_crash_the_cli(workspace: Path) -> None:
     documents = runner.invoke(app, ["documents", "-w", str(workspace)])
     assert documents.exit_code == 0, documents.output
     assert "[/ref]" in documents.output
@@ -42,7 +42,7 @@ def test_rich_markup_in_user_text_does_not_crash_the_cli(workspace: Path) -> Non
     assert "What caused the [/i] cough?" in asked.output
 
 
-def test_the_terminal_keeps_bracketed_text(workspace: Path) -> None:
+def test_defect_04_the_terminal_keeps_bracketed_text(workspace: Path) -> None:
     asked = runner.invoke(app, ["ask", "-w", str(workspace), "--mode", "local",
                                 "What caused the dry cough?"])
     assert asked.exit_code == 0, asked.output

@@ -85,7 +85,7 @@ def test_unusable_answer_raises_with_the_raw_text_and_is_recorded(tmp_path: Path
         LLM(Scripted(["  "]), ledger, GenerationParams()).text("answer", messages("q"))
 
 
-def test_unusable_llm_answers_are_not_cached_for_good(tmp_path: Path) -> None:
+def test_defect_05_unusable_llm_answers_are_not_cached_for_good(tmp_path: Path) -> None:
     """A failed call is asked again once the endpoint answers properly; only the
     usable answer is cached."""
     ledger = Ledger(tmp_path / "llm.sqlite")
@@ -102,7 +102,7 @@ def test_unusable_llm_answers_are_not_cached_for_good(tmp_path: Path) -> None:
     assert again.calls == 0  # the usable answer is cached
 
 
-def test_a_document_whose_llm_answer_failed_is_extracted_again(tmp_path: Path) -> None:
+def test_defect_05_a_document_whose_llm_answer_failed_is_extracted_again(tmp_path: Path) -> None:
     """The document is not marked extracted while a chunk's answer stayed unusable;
     the next build asks again and finishes it."""
     from medkg.model import Layer

@@ -14,7 +14,7 @@ from tests.conftest import EXAMPLES
 pytestmark = pytest.mark.slow
 
 
-def test_identical_files_in_one_batch_count_once(tmp_path: Path) -> None:
+def test_defect_12_identical_files_in_one_batch_count_once(tmp_path: Path) -> None:
     note = (EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt").read_text(encoding="utf-8")
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(note, encoding="utf-8")
@@ -24,7 +24,7 @@ def test_identical_files_in_one_batch_count_once(tmp_path: Path) -> None:
         assert len(ws.store.document_ids()) == 1
 
 
-def test_workspace_files_are_the_owners_alone(tmp_path: Path) -> None:
+def test_defect_16_workspace_files_are_the_owners_alone(tmp_path: Path) -> None:
     with Workspace.create(tmp_path / "ws") as ws:
         mode = stat.S_IMODE(ws.root.stat().st_mode)
     assert mode == 0o700  # notes, quotes and the LLM cache are not world-readable

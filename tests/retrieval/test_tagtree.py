@@ -105,7 +105,7 @@ def test_new_chunks_join_their_group_and_removed_ones_leave() -> None:
     assert "late" not in tree.nodes[parent].summary.tags["procedures"]
 
 
-def test_a_group_summary_is_the_same_in_every_run() -> None:
+def test_defect_16_a_group_summary_is_the_same_in_every_run() -> None:
     """Terms tied in count keep the order they came in (not a set's, which
     changes with the process's hash seed), so the cut at the limit is stable."""
     import subprocess

@@ -301,7 +301,7 @@ def test_deleting_a_document_removes_only_what_it_alone_supports(store: GraphSto
         store.delete_document(doc_b.id)
 
 
-def test_an_interrupted_delete_completes_when_run_again(
+def test_defect_02_an_interrupted_delete_leaves_all_or_nothing(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     doc, chunks = doc_and_chunks()
@@ -345,7 +345,7 @@ def test_an_interrupted_delete_completes_when_run_again(
     assert store.counts() == empty
 
 
-def test_deleting_hostile_text_removes_exactly_it(store: GraphStore) -> None:
+def test_defect_02_deleting_hostile_text_removes_exactly_it(store: GraphStore) -> None:
     hostile = ('x" } ; DROP ALL ; INSERT DATA { <a:b> <a:c> "d" } #\n\\ \u2028 """ \'\'\'\n'
                "line two \\\" }}")
     doc = Document.create(layer=Layer.USER, title='t" }', source="s\\x",
@@ -358,7 +358,7 @@ def test_deleting_hostile_text_removes_exactly_it(store: GraphStore) -> None:
     assert sorted(map(str, store.quads())) == before
 
 
-def test_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:
+def test_defect_16_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:
     concept = Concept(id="DOID:1", name="disease", definition="d", source="s")
     store.add_concepts([concept], "seed.obo")
     store.add_concepts([concept], "seed.obo")
@@ -366,7 +366,7 @@ def test_reloading_a_vocabulary_keeps_one_load_time(store: GraphStore) -> None:
     assert len(loaded) == 1
 
 
-def test_reloading_an_updated_vocabulary_replaces_its_values(store: GraphStore) -> None:
+def test_defect_06_reloading_an_updated_vocabulary_replaces_its_values(store: GraphStore) -> None:
     old = Concept(id="DOID:1", name="old name", definition="old", synonyms=["x"], source="s")
     new = Concept(id="DOID:1", name="new name", definition="new", synonyms=["y"], source="s")
     store.add_concepts([old], "seed.obo")
