@@ -13,6 +13,8 @@ is extracted again and removed with it, so reruns never duplicate anything.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -163,9 +165,24 @@ class SentenceCorpus(SQLiteFile):
         return [r[0] for r in rows]
 
     def fingerprint(self) -> str:
-        """Changes whenever a document is added, re-extracted or removed."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        return f"corpus-v{row[0]}"
+        """A digest of what the corpus holds (sentences, mentions, candidate triples,
+        by document and offset): it changes whenever a document is added, removed or
+        re-extracted to something else, and two workspaces that hold the same corpus
+        get the same one, however they got there (a build resumed after a crash
+        records what an uninterrupted one records)."""
+        digest = hashlib.sha256()
+        queries = (
+            "SELECT s.document_id, s.start, s.end_, s.chunk_id, s.layer, m.node, m.entity_id, "
+            "m.count FROM sentences s LEFT JOIN mentions m ON m.sentence_id = s.id "
+            "ORDER BY s.document_id, s.start, m.node, m.entity_id",
+            "SELECT s.document_id, s.start, c.triple FROM candidates c "
+            "JOIN sentences s ON s.id = c.sentence_id ORDER BY s.document_id, s.start, c.triple",
+        )
+        for query in queries:
+            for row in self._db.execute(query):
+                digest.update(json.dumps(row).encode("utf-8"))
+            digest.update(b"|")
+        return f"corpus-{digest.hexdigest()[:32]}"
 
     def candidate_count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
