@@ -22,7 +22,8 @@ def retriever(parts: Components) -> LocalRetriever:
     reconcile(parts)
     return LocalRetriever(
         parts.store, parts.embedder,
-        Indexes(chunks=parts.index("chunks"), entities=parts.index("entities")),
+        Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
+                lexical=parts.lexical),
         parts.pipeline(), parts.settings.retrieval,
     )
 

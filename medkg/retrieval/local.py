@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,9 @@ from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, Entity, Layer, LinkKind, Predicate, Triple
 from medkg.retrieval.answer import Answer, Citation, Definition, Fact
+from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
+from medkg.retrieval.lexical import LexicalIndex
 from medkg.retrieval.trace import Trace
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
@@ -56,6 +59,16 @@ class _Candidate:
 class Indexes:
     chunks: VectorIndex
     entities: VectorIndex
+    lexical: LexicalIndex | None = None
+
+
+GRAPH_MODES = frozenset({"local", "hybrid", "u-retrieval"})
+# The candidate sources each mode fuses (local keeps its own answer, see ``ask``).
+MODE_SOURCES: dict[str, tuple[str, ...]] = {
+    "vector": ("dense",), "bm25": ("lexical",), "local": ("dense",),
+    "hybrid": ("lexical", "dense", "graph"),
+    "u-retrieval": ("lexical", "dense", "graph", "tree"),
+}
 
 
 @dataclass
@@ -120,13 +133,19 @@ class LocalRetriever:
         self._all_entities: dict[str, Entity] | None = None
         self._link_index: dict[str, set[str]] | None = None
 
-    def ask(self, question: str, *, mode: RetrievalMode = "local", scope: set[str] | None = None,
-            qvec: Matrix | None = None) -> Answer:
-        """Answer from the graph and the chunks (``local``), from the chunks alone
-        (``vector``: plain vector RAG, for comparison), or within ``scope`` — the
-        chunks U-Retrieval's tree search chose: chunk search stays inside it, and
-        the entities searched are the question's own and those the scope mentions;
-        triples lead to their evidence wherever it is."""
+    def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
+            tree: Sequence[str] | None = None) -> Answer:
+        """Answer the question by ``mode``:
+
+        - ``vector``: chunk vectors alone (plain vector RAG, a baseline);
+        - ``bm25``: the lexical index alone (a baseline);
+        - ``local``: the entity neighbourhood's triples and the nearest chunks;
+        - ``hybrid``: lexical, dense and graph candidates fused (RRF);
+        - ``u-retrieval``: as hybrid, with ``tree`` (the chunks the tag tree's
+          descent chose, best first) as one more vote: a prior, never a filter.
+
+        The trace holds the full candidate ranking (``retrieval.candidates``
+        chunks) and the chunks the answer drew on."""
         question = check_question(question, self._config.max_question_chars)
         if len(self._idx.chunks) == 0:
             raise RetrievalError(
@@ -135,14 +154,20 @@ class LocalRetriever:
             )
         qvec = self._embedder.embed([question])[0] if qvec is None else qvec
         q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
-        ctx = (self._gather(question, q_concepts, qvec, scope) if mode != "vector"
+        ctx = (self._gather(question, q_concepts, qvec) if mode in GRAPH_MODES
                else _Context({}, set(), set(), []))
-        items = self._candidates(ctx, qvec, scope)
+        ranking = self.rank(question, qvec, ctx, mode, tree)
+        draw = [c for c, _ in ranking[: self._config.top_chunks]]
+        items = self._candidates(ctx, draw)
         chosen, scores = self._rank(items, qvec, ctx)
         citations: dict[tuple[str, int, int], Citation] = {}
         parts = [f"{s.text} [{self._cite(citations, s.chunk, s.start, s.end).n}]"
                  for s in chosen]
         facts = self._facts(ctx, citations)
+        used = _chunk_ranking(items, scores, chosen)
+        ranked = [c for c, _ in ranking]
+        if mode == "local":  # its own candidates first, then the rest by similarity
+            ranked = list(dict.fromkeys([*used, *ranked]))[: self._config.candidates]
         return Answer(
             question=question,
             mode=mode,
@@ -156,9 +181,72 @@ class LocalRetriever:
                 focus_entities=sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
                                       for e in ctx.focus if e in ctx.entities),
                 triples=[t.id for t in ctx.triples],
-                retrieved_chunks=_chunk_ranking(items, scores, chosen),
+                retrieved_chunks=used,
+                ranking=ranked,
             ),
         )
+
+    def rank(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
+             tree: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """Every candidate source of ``mode``, ranked, then fused (RRF): at most
+        ``retrieval.candidates`` chunks, best first. A mode of one source keeps that
+        source's own order and scores."""
+        n = self._config.candidates
+        if mode in ("vector", "local"):
+            return self._idx.chunks.search(qvec, n)
+        if mode == "bm25":
+            return self._lexical().search(question, n)
+        sources = self._sources(question, qvec, ctx, mode, tree)
+        return rrf(sources, self._config.fusion_weights, k=self._config.rrf_k, limit=n)
+
+    def candidate_sources(self, question: str, mode: RetrievalMode = "u-retrieval", *,
+                          qvec: Matrix | None = None, tree: Sequence[str] | None = None
+                          ) -> dict[str, list[str]]:
+        """Each candidate source's own ranking for a question (for tuning the fusion
+        weights on training questions, ``benchmarks/tune_fusion.py``)."""
+        question = check_question(question, self._config.max_question_chars)
+        qvec = self._embedder.embed([question])[0] if qvec is None else qvec
+        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
+        ctx = self._gather(question, q_concepts, qvec)
+        return self._sources(question, qvec, ctx, mode, tree)
+
+    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
+                 tree: Sequence[str] | None) -> dict[str, list[str]]:
+        n = self._config.candidates
+        wanted = MODE_SOURCES[mode]
+        dense = [c for c, _ in self._idx.chunks.search(qvec, n)]
+        sources: dict[str, list[str]] = {}
+        if "lexical" in wanted:
+            sources["lexical"] = [c for c, _ in self._lexical().search(question, n)]
+        if "dense" in wanted:
+            sources["dense"] = dense
+        if "graph" in wanted:
+            sources["graph"] = self._graph_chunks(ctx, dense)[:n]
+        if "tree" in wanted and tree:
+            sources["tree"] = list(tree)[:n]
+        return sources
+
+    def _lexical(self) -> LexicalIndex:
+        if self._idx.lexical is None:
+            raise RetrievalError("this mode needs the lexical index",
+                                 hint="open the retriever through the workspace")
+        return self._idx.lexical
+
+    def _graph_chunks(self, ctx: _Context, dense: list[str]) -> list[str]:
+        """Chunks the graph puts forward: the evidence of the gathered triples, most
+        relevant triple first, then the chunks that mention a question entity;
+        ties in the order of chunk similarity."""
+        best: dict[str, float] = {}
+        for t in ctx.triples:
+            relevance = ctx.relevance(t)
+            for ev in t.evidence:
+                best[ev.chunk_id] = max(best.get(ev.chunk_id, float("-inf")), relevance)
+        for eid in ctx.question_entities:
+            entity = ctx.entities.get(eid)
+            for m in entity.mentions if entity is not None else []:
+                best[m.chunk_id] = max(best.get(m.chunk_id, float("-inf")), 1.0)
+        position = {c: i for i, c in enumerate(dense)}
+        return sorted(best, key=lambda c: (-best[c], position.get(c, len(position)), c))
 
     # -- gathering ------------------------------------------------------------------
 
@@ -180,18 +268,13 @@ class LocalRetriever:
                     self._link_index.setdefault(link.target, set()).add(link.source)
         return self._link_index.get(entity_id, set())
 
-    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix,
-                scope: set[str] | None = None) -> _Context:
+    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix) -> _Context:
         entities = self._entities()
         wanted = set(q_concepts)
         q_entities = {e.id for e in entities.values() if wanted & set(e.concept_ids)}
         seeds = set(q_entities)
-        allowed = None
-        if scope is not None:
-            allowed = {e.id for e in entities.values()
-                       if any(m.chunk_id in scope for m in e.mentions)}
         seeds.update(eid for eid, _ in self._idx.entities.search(
-            qvec, self._config.top_entities, allowed))
+            qvec, self._config.top_entities))
         # Across layers (reference_of) and across merged names (same_as, both ways).
         for eid in list(seeds):
             seeds.update(self._linked(eid))
@@ -209,9 +292,9 @@ class LocalRetriever:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
         return self._chunks[chunk_id]
 
-    def _candidates(self, ctx: _Context, qvec: Matrix, scope: set[str] | None = None
-                    ) -> list[_Candidate]:
-        """Candidate sentences: evidence of the gathered triples, and the best chunks."""
+    def _candidates(self, ctx: _Context, chunk_ids: Sequence[str]) -> list[_Candidate]:
+        """Candidate sentences: evidence of the gathered triples, and the sentences of
+        the best-ranked chunks."""
         out: dict[tuple[str, int], _Candidate] = {}
 
         def add(chunk: Chunk, start: int, end: int, triple: Triple | None) -> None:
@@ -228,7 +311,7 @@ class LocalRetriever:
         for t in ctx.triples:
             for ev in t.evidence:
                 add(self._chunk(ev.chunk_id), ev.start, ev.end, t)
-        for chunk_id, _score in self._idx.chunks.search(qvec, self._config.top_chunks, scope):
+        for chunk_id in chunk_ids:
             chunk = self._chunk(chunk_id)
             for s, e in sentence_spans(chunk.text):
                 add(chunk, chunk.start + s, chunk.start + e, None)
