@@ -16,17 +16,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from spacy.language import Language
 
 from medkg.config import RetrievalConfig, RetrievalMode
-from medkg.errors import RetrievalError
+from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, Entity, Layer, LinkKind, Predicate, Triple
+from medkg.model import Chunk, Entity, LinkKind, Predicate, Triple
 from medkg.retrieval.answer import Answer, Citation, Definition, Fact
 from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
@@ -130,8 +130,8 @@ class LocalRetriever:
         self._nlp = nlp
         self._config = config
         self._chunks: dict[str, Chunk] = {}
-        self._all_entities: dict[str, Entity] | None = None
-        self._link_index: dict[str, set[str]] | None = None
+        self._entity_cache: dict[str, Entity] = {}
+        self._link_cache: dict[str, set[str]] = {}
 
     def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
             tree: Sequence[str] | None = None) -> Answer:
@@ -250,28 +250,34 @@ class LocalRetriever:
 
     # -- gathering ------------------------------------------------------------------
 
-    def _entities(self) -> dict[str, Entity]:
-        if self._all_entities is None:
-            self._all_entities = {e.id: e for layer in (Layer.USER, Layer.LITERATURE)
-                                  for e in self._store.entities(layer)}
-        return self._all_entities
+    def _fetch(self, ids: Iterable[str]) -> dict[str, Entity]:
+        """These entities, read once per retriever (a question reads the entities
+        it reaches, never every entity of the workspace)."""
+        out: dict[str, Entity] = {}
+        for eid in dict.fromkeys(ids):
+            if eid not in self._entity_cache:
+                try:
+                    self._entity_cache[eid] = self._store.entity(eid)
+                except NotFoundError:
+                    continue
+            out[eid] = self._entity_cache[eid]
+        return out
 
     def _linked(self, entity_id: str) -> set[str]:
         """Entities one link away that stand for the same thing: the literature
         entity a user entity refers to, and entities merged with it (either way)."""
-        if self._link_index is None:
-            self._link_index = {}
-            for link in self._store.links():
-                if link.kind in (LinkKind.REFERENCE_OF, LinkKind.SAME_AS):
-                    self._link_index.setdefault(link.source, set()).add(link.target)
-                if link.kind is LinkKind.SAME_AS:
-                    self._link_index.setdefault(link.target, set()).add(link.source)
-        return self._link_index.get(entity_id, set())
+        if entity_id not in self._link_cache:
+            out = {link.target for link in self._store.links(source=entity_id)
+                   if link.kind in (LinkKind.REFERENCE_OF, LinkKind.SAME_AS)}
+            out |= {link.source for link in self._store.links(target=entity_id,
+                                                               kind=LinkKind.SAME_AS)}
+            self._link_cache[entity_id] = out
+        return self._link_cache[entity_id]
 
     def _gather(self, question: str, q_concepts: list[str], qvec: Matrix) -> _Context:
-        entities = self._entities()
-        wanted = set(q_concepts)
-        q_entities = {e.id for e in entities.values() if wanted & set(e.concept_ids)}
+        by_concept = self._store.entities_of_concepts(q_concepts) if q_concepts else []
+        self._entity_cache.update((e.id, e) for e in by_concept)
+        q_entities = {e.id for e in by_concept}
         seeds = set(q_entities)
         seeds.update(eid for eid, _ in self._idx.entities.search(
             qvec, self._config.top_entities))
@@ -285,7 +291,9 @@ class LocalRetriever:
                and {t.head, t.tail} & q_entities for e in (t.head, t.tail)}
         for t in self._store.triples(entity_ids=sorted(hop - seeds)):
             triples.setdefault(t.id, t)
-        return _Context(entities, q_entities, intents, list(triples.values()))
+        reached = seeds | {e for t in triples.values() for e in (t.head, t.tail)}
+        return _Context(self._fetch(sorted(reached)), q_entities, intents,
+                        list(triples.values()))
 
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:
