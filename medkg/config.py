@@ -20,8 +20,9 @@ from medkg.errors import ConfigError
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 ENV_PREFIX = "MEDKG_"
-RetrievalMode = Literal["u-retrieval", "hybrid", "local", "vector", "bm25"]
-RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "vector", "bm25")
+RetrievalMode = Literal["u-retrieval", "hybrid", "local", "vector", "bm25", "global", "auto"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "vector", "bm25",
+                                              "global", "auto")
 
 
 class Section(BaseModel):
@@ -155,7 +156,8 @@ class RetrievalConfig(Section):
         "u-retrieval", description="u-retrieval: hybrid candidates with the tag tree's "
         "top-down choice and bottom-up refinement as a prior; hybrid: lexical + dense + graph "
         "candidates fused; local: entity neighbourhood and chunks; vector: chunk vector "
-        "RAG; bm25: lexical search alone")
+        "RAG; bm25: lexical search alone; global: the tag tree's summaries, for questions "
+        "about the whole collection; auto: global or u-retrieval, chosen per question")
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
                             "and the length of the fused ranking")
     rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")

@@ -27,7 +27,7 @@ from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, Entity, LinkKind, Predicate, Triple
-from medkg.retrieval.answer import Answer, Citation, Definition, Fact
+from medkg.retrieval.answer import Answer, Citation, Definition, Fact, is_heading
 from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
 from medkg.retrieval.lexical import LexicalIndex
@@ -147,6 +147,9 @@ class LocalRetriever:
         The trace holds the full candidate ranking (``retrieval.candidates``
         chunks) and the chunks the answer drew on."""
         question = check_question(question, self._config.max_question_chars)
+        if mode not in MODE_SOURCES:
+            raise RetrievalError(f"the local retriever does not answer in mode {mode!r}",
+                                 hint=f"modes: {', '.join(MODE_SOURCES)}")
         if len(self._idx.chunks) == 0:
             raise RetrievalError(
                 "this workspace has no indexed documents",
@@ -307,7 +310,7 @@ class LocalRetriever:
 
         def add(chunk: Chunk, start: int, end: int, triple: Triple | None) -> None:
             text = chunk.text[start - chunk.start : end - chunk.start]
-            if _is_heading(text):
+            if is_heading(text):
                 return
             key = (chunk.document_id, start)
             if key not in out:
@@ -348,9 +351,21 @@ class LocalRetriever:
                 order.append(best)
                 covered |= items[best].triples
         order += [int(i) for i in np.argsort(-scores)]
+        # A question about named entities gets sentences about them: a sentence must
+        # name a question entity or a direct neighbour, or be the evidence of a triple
+        # that touches one ("side effects of warfarin" does not cite metformin's).
+        names = {n.lower() for e in ctx.focus if e in ctx.entities
+                 for n in (ctx.entities[e].name, *(m.text for m in ctx.entities[e].mentions[:50]))
+                 if len(n) > 2}
+        about = {t.id for t in ctx.triples if {t.head, t.tail} & ctx.focus}
+        on_topic = [not names or bool(c.triples & about)
+                    or any(n in c.sentence.text.lower() for n in names) for c in items]
+        if not any(on_topic):
+            on_topic = [True] * len(items)
         chosen: list[int] = []
         for i in order:
-            if i in chosen or any(vectors[i] @ vectors[j] > NEAR_DUPLICATE for j in chosen):
+            if i in chosen or not on_topic[i] or any(
+                    vectors[i] @ vectors[j] > NEAR_DUPLICATE for j in chosen):
                 continue
             chosen.append(i)
             if len(chosen) == limit:
@@ -422,11 +437,3 @@ def _chunk_ranking(items: list[_Candidate], scores: list[float], chosen: list[_S
         best[cid] = max(best.get(cid, float("-inf")), score)
     order += [c for c, _ in sorted(best.items(), key=lambda kv: -kv[1]) if c not in order]
     return order
-
-
-def _is_heading(text: str) -> bool:
-    """Headings and title lines are not answers: '#'-lines, short unpunctuated lines."""
-    stripped = text.strip()
-    return stripped.startswith("#") or (
-        not stripped.endswith((".", "?", "!", ")")) and len(stripped.split()) <= 8
-    )
