@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-MODES = ("u-retrieval", "local", "vector")
+MODES = ("u-retrieval", "hybrid", "local", "vector", "bm25")
 
 
 def main() -> None:
@@ -32,6 +32,10 @@ def main() -> None:
     parser.add_argument("--format", choices=("bioasq", "pubmedqa"), required=True)
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--questions", type=Path, help="ask only the questions of this file "
+                        "or directory (e.g. one BioASQ year); the workspace still holds every "
+                        "text of --dataset")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
     parser.add_argument("--seed-cache", type=Path, help="an embeddings.sqlite to start a "
                         "new workspace's embedding cache from (it is keyed by model and "
                         "text, so any workspace's cache serves)")
@@ -39,7 +43,7 @@ def main() -> None:
     if not args.dataset.exists():
         sys.exit(f"skip: {args.dataset} not found (the ../shared checkout is absent)")
 
-    from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, score_answers
+    from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, rouge, score_answers
     from medkg.retrieval.answer import Answer
     from medkg.workspace import Workspace
 
@@ -48,7 +52,9 @@ def main() -> None:
         (args.workspace / "cache").mkdir(exist_ok=True)
         shutil.copyfile(args.seed_cache, args.workspace / "cache" / "embeddings.sqlite")
     data = READERS[args.format](args.dataset)
-    items = data.items[: args.limit] if args.limit else data.items
+    items = READERS[args.format](args.questions).items if args.questions else data.items
+    items = items[: args.limit] if args.limit else items
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     start = time.perf_counter()
     with qa_workspace(args.workspace, data, print) as ws:
         counts = dict(ws.store.counts().rows())
@@ -56,10 +62,10 @@ def main() -> None:
         keys = chunk_keys(ws)
         retriever = ws.retriever()
         ws.ask(items[0].question, retriever=retriever)  # load models before timing
-        answers: dict[str, dict[str, Answer]] = {m: {} for m in MODES}
-        times: dict[str, dict[str, float]] = {m: {} for m in MODES}
+        answers: dict[str, dict[str, Answer]] = {m: {} for m in modes}
+        times: dict[str, dict[str, float]] = {m: {} for m in modes}
         for n, item in enumerate(items):
-            for mode in MODES:
+            for mode in modes:
                 t = time.perf_counter()
                 answers[mode][item.id] = ws.ask(item.question, mode=mode, retriever=retriever)
                 times[mode][item.id] = (time.perf_counter() - t) * 1000
@@ -67,16 +73,46 @@ def main() -> None:
                 print(f"{n}/{len(items)} questions", flush=True)
         reports = {m: score_answers(items, [answers[m][i.id] for i in items],
                                     [times[m][i.id] for i in items], keys.get, m,
-                                    len(data.documents), len(keys)) for m in MODES}
+                                    len(data.documents), len(keys)) for m in modes}
+        baseline = None
+        if "vector" in modes and any(i.ideal for i in items):
+            # The answer baseline: the first three snippets of vector search, as they are.
+            texts = {i.id: " ".join(ws.store.chunk(c).text
+                                    for c in answers["vector"][i.id].trace.ranking[:3])
+                     for i in items}
+            baseline = {kind: rouge([texts[i.id] for i in items if i.type == kind and i.ideal],
+                                    [i.ideal for i in items if i.type == kind and i.ideal])
+                        for kind in ("summary", "list", "factoid", "yesno")}
     print(f"\n{args.format} {args.dataset.name}: {len(items)} questions, "
           f"{len(data.documents)} documents, {len(keys)} chunks")
-    print("| mode | recall@10 | MRR | nDCG@10 | yes/no acc | p50 ms | p95 ms |")
-    print("|---|---|---|---|---|---|---|")
+    print("Ranking: each mode's full candidate ranking; citation precision: the share of "
+          "the answer's cited documents that are gold.")
+    print("| mode | recall@10 | MRR | nDCG@10 | citation precision | yes/no acc | p50 ms "
+          "| p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
     for mode, r in reports.items():
         acc = r.answers["yesno_accuracy"]
         print(f"| {mode} | {r.retrieval['recall@10']:.3f} | {r.retrieval['mrr']:.3f} | "
-              f"{r.retrieval['ndcg@10']:.3f} | {'n/a' if acc is None else f'{acc:.3f}'} | "
+              f"{r.retrieval['ndcg@10']:.3f} | {r.retrieval['citation_precision']:.3f} | "
+              f"{'n/a' if acc is None else f'{acc:.3f}'} | "
               f"{r.latency_ms['p50']} | {r.latency_ms['p95']} |")
+    if any(i.ideal for i in items):
+        kinds = [k for k in ("summary", "list", "factoid", "yesno")
+                 if any(i.type == k and i.ideal for i in items)]
+        print("\nAnswers against the BioASQ ideal answers (ROUGE-2 / ROUGE-SU4 F1), and the "
+              "share of factoid/list questions whose exact answer is in a cited sentence:")
+        print("| mode | " + " | ".join(f"{k} R-2 | {k} R-SU4" for k in kinds) + " | exact hit |")
+        print("|---|" + "---|---|" * len(kinds) + "---|")
+        rows = [(m, r.answers) for m, r in reports.items()]
+        if baseline is not None:
+            rows.append(("vector: first 3 snippets", {
+                f"{k}_{x}": baseline[k][x] for k in kinds for x in ("rouge2_f", "rougesu4_f")}))
+        for mode, a in rows:
+            cells = [f"{a.get(f'{k}_rouge2_f', 0):.3f} | {a.get(f'{k}_rougesu4_f', 0):.3f}"
+                     for k in kinds]
+            hit = a.get("exact_hit_rate")
+            print(f"| {mode} | " + " | ".join(cells) +
+                  f" | {'n/a' if hit is None else f'{hit:.3f}'} |")
     (args.workspace / "bench_qa.json").write_text(
         json.dumps({m: r.model_dump() for m, r in reports.items()}, indent=1),
         encoding="utf-8")

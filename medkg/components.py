@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from medkg.llm.client import LLM
     from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
+    from medkg.retrieval.lexical import LexicalIndex
     from medkg.retrieval.tagtree import TagTree
     from medkg.stagestate import StageState
     from medkg.store.base import GraphStore
@@ -36,6 +37,7 @@ class Components:
         self._store: GraphStore | None = None
         self._embedder: CachedEmbedder | None = None
         self._indexes: dict[str, VectorIndex] = {}
+        self._lexical: LexicalIndex | None = None
         self._llm: LLM | None = None
         self._ledger: Ledger | None = None
         self._corpus: SentenceCorpus | None = None
@@ -46,11 +48,11 @@ class Components:
 
     def close(self) -> None:
         for part in (self._store, self._embedder, self._corpus, self._state, self._llm,
-                     self._ledger):
+                     self._ledger, self._lexical):
             if part is not None:
                 part.close()
         self._store = self._embedder = self._corpus = self._state = None
-        self._llm = self._ledger = None
+        self._llm = self._ledger = self._lexical = None
 
     @property
     def store(self) -> GraphStore:
@@ -110,6 +112,23 @@ class Components:
                 path.replace(path.with_name(path.name + ".damaged"))
                 self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
         return self._indexes[kind]
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The BM25 index of chunk text; derived like the vector indexes (a damaged
+        file is set aside and the index refilled from the graph by reconcile)."""
+        if self._lexical is None:
+            from medkg.errors import StoreError
+            from medkg.retrieval.lexical import LexicalIndex
+
+            path = self.layout.lexical_index
+            try:
+                self._lexical = LexicalIndex(path)
+            except StoreError as exc:
+                log.warning("%s; it is rebuilt from the graph", exc)
+                path.replace(path.with_name(path.name + ".damaged"))
+                self._lexical = LexicalIndex(path)
+        return self._lexical
 
     def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
         """All live concepts and their lookup index, saved beside the store.

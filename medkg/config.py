@@ -20,8 +20,9 @@ from medkg.errors import ConfigError
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 ENV_PREFIX = "MEDKG_"
-RetrievalMode = Literal["u-retrieval", "local", "vector"]
-RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "local", "vector")
+RetrievalMode = Literal["u-retrieval", "hybrid", "local", "vector", "bm25", "global", "auto"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "vector", "bm25",
+                                              "global", "auto")
 
 
 class Section(BaseModel):
@@ -152,8 +153,18 @@ class RetrievalConfig(Section):
         "builtin", description="'llm' writes each chunk's tag summary with the chat model "
         "of the [llm] section (a failed answer keeps the builtin summary)")
     mode: RetrievalMode = Field(
-        "u-retrieval", description="u-retrieval: the tag tree top-down, then bottom-up "
-        "refinement; local: entity neighbourhood and chunks; vector: chunk vector RAG")
+        "u-retrieval", description="u-retrieval: hybrid candidates with the tag tree's "
+        "top-down choice and bottom-up refinement as a prior; hybrid: lexical + dense + graph "
+        "candidates fused; local: entity neighbourhood and chunks; vector: chunk vector "
+        "RAG; bm25: lexical search alone; global: the tag tree's summaries, for questions "
+        "about the whole collection; auto: global or u-retrieval, chosen per question")
+    candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
+                            "and the length of the fused ranking")
+    rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
+    fusion_weights: dict[str, float] = Field(
+        default_factory=lambda: {"lexical": 1.0, "dense": 1.0, "graph": 1.0, "tree": 1.0},
+        description="weight of each candidate source in the fusion (lexical, dense, graph, "
+        "tree); 0 leaves a source out")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
     tree_top_fraction: float = Field(0.2, gt=0, le=1, description="tag tree: share of the "
                                      "most similar candidate pairs merged per round")

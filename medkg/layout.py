@@ -36,6 +36,11 @@ class WorkspaceLayout:
         return self.vectors / f"{kind}.npz"
 
     @property
+    def lexical_index(self) -> Path:
+        """The BM25 index of chunk text (SQLite FTS5; derived from the graph)."""
+        return self.vectors / "lexical.sqlite"
+
+    @property
     def concept_terms(self) -> Path:
         """The saved concept lookup index (derived from the vocabulary graph)."""
         return self.vectors / "concept-terms"

@@ -4,8 +4,11 @@ A dataset file becomes a workspace of its own texts: for BioASQ the gold
 snippets of every question in the file (or directory of files), pooled and
 deduplicated, one document each, so a question's evidence is hidden among
 all the others'; for PubMedQA each question's abstract (its contexts joined).
-Every question is then asked; the chunks an answer drew on, best first, are
-mapped to their documents and judged against the question's gold documents.
+Every question is then asked; the mode's full candidate ranking (the trace's
+``ranking``, ``retrieval.candidates`` chunks) is mapped to documents and judged
+against the question's gold documents (recall@10, MRR, nDCG@10), and the
+chunks the answer cites are judged on their own (citation precision: the share
+of cited documents that are gold).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +53,8 @@ class QAItem:
     type: str  # yesno, factoid, list, summary
     gold: frozenset[str]  # document keys
     yesno: str | None = None  # yes / no (/ maybe for PubMedQA)
+    ideal: tuple[str, ...] = ()  # BioASQ ideal answers (reference summaries)
+    exact: tuple[tuple[str, ...], ...] = ()  # factoid/list: answers, each with synonyms
 
 
 @dataclass
@@ -92,9 +98,25 @@ def read_bioasq(path: Path) -> QADataset:
             exact = q.get("exact_answer")
             yesno = exact.strip().lower() if q.get("type") == "yesno" and isinstance(
                 exact, str) else None
+            ideal = q.get("ideal_answer") or []
+            ideal = [ideal] if isinstance(ideal, str) else ideal
             items.append(QAItem(str(q.get("id", len(items))), str(q["body"]),
-                                str(q.get("type", "")), frozenset(gold), yesno))
+                                str(q.get("type", "")), frozenset(gold), yesno,
+                                tuple(str(x) for x in ideal if str(x).strip()),
+                                _exact_answers(q.get("type"), exact)))
     return QADataset(sorted(docs.values(), key=lambda d: d.key), items)
+
+
+def _exact_answers(kind: object, exact: object) -> tuple[tuple[str, ...], ...]:
+    """Factoid: one answer with its synonyms (``["a", "b"]`` or ``[["a", "b"]]``);
+    list: several answers, each a list of synonyms."""
+    if kind not in ("factoid", "list") or not isinstance(exact, list):
+        return ()
+    if kind == "factoid":
+        flat = [x for e in exact for x in (e if isinstance(e, list) else [e])]
+        return (tuple(str(x) for x in flat if str(x).strip()),) if flat else ()
+    return tuple(tuple(str(x) for x in (e if isinstance(e, list) else [e]) if str(x).strip())
+                 for e in exact)
 
 
 def read_pubmedqa(path: Path) -> QADataset:
@@ -144,6 +166,38 @@ def score_ranking(ranked: Sequence[str], gold: frozenset[str]) -> tuple[float, f
     return recall, rr, dcg / ideal
 
 
+_MARK = re.compile(r"\s*\[\d+\]")
+
+
+def answer_text(answer: Answer) -> str:
+    """The answer's prose without its citation marks."""
+    return _MARK.sub("", answer.text).strip()
+
+
+def rouge(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Mean ROUGE-2 and ROUGE-SU4 F1 (skip gap 4, as BioASQ scores ideal answers),
+    each hypothesis against all its references (``rouge-metric``'s Python port of
+    ROUGE-1.5.5)."""
+    from rouge_metric import PyRouge
+
+    pairs = [(h, list(r)) for h, r in zip(hypotheses, references, strict=True) if r]
+    if not pairs:
+        return {"rouge2_f": 0.0, "rougesu4_f": 0.0}
+    scorer = PyRouge(rouge_n=(2,), rouge_l=False, rouge_su=True, skip_gap=4)
+    r2 = su4 = 0.0
+    for hypothesis, refs in pairs:
+        scores = scorer.evaluate([hypothesis or "-"], [refs])
+        r2 += scores["rouge-2"]["f"]
+        su4 += scores["rouge-su4"]["f"]
+    return {"rouge2_f": round(r2 / len(pairs), 4), "rougesu4_f": round(su4 / len(pairs), 4)}
+
+
+def exact_hit(item: QAItem, answer: Answer) -> bool:
+    """Whether any gold exact answer (any synonym) is in a sentence the answer cites."""
+    quoted = " ".join(c.quote for c in answer.citations).lower()
+    return any(syn.lower() in quoted for group in item.exact for syn in group if len(syn) > 1)
+
+
 def yes_or_no(answer: Answer) -> str | None:
     """The yes/no an answer gives, when its *generated* text starts with one; an
     extractive answer quotes its sources and says neither (a quote that happens
@@ -173,15 +227,18 @@ def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
 def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
                   latencies_ms: Sequence[float], document_key: Callable[[str], str | None],
                   mode: str, documents: int, chunks: int) -> QAReport:
-    recalls, rrs, ndcgs = [], [], []
+    recalls, rrs, ndcgs, precisions = [], [], [], []
     yn_total = yn_right = yn_answered = 0
     for item, answer in zip(items, answers, strict=True):
-        ranked = [k for c in answer.trace.retrieved_chunks
+        ranked = [k for c in (answer.trace.ranking or answer.trace.retrieved_chunks)
                   if (k := document_key(c)) is not None]
         r, rr, nd = score_ranking(ranked, item.gold)
         recalls.append(r)
         rrs.append(rr)
         ndcgs.append(nd)
+        cited = {k for c in answer.citations if (k := document_key(c.chunk_id)) is not None}
+        if cited:
+            precisions.append(len(cited & item.gold) / len(cited))
         if item.yesno in ("yes", "no"):
             yn_total += 1
             said = yes_or_no(answer)
@@ -190,12 +247,25 @@ def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
                 yn_right += int(said == item.yesno)
     n = max(1, len(items))
     lat = sorted(latencies_ms) or [0.0]
+    texts = [answer_text(a) for a in answers]
+    by_type: dict[str, float | int | None] = {}
+    for kind in ("summary", "list", "factoid", "yesno"):
+        chosen = [i for i, item in enumerate(items) if item.type == kind and item.ideal]
+        if chosen:
+            scores = rouge([texts[i] for i in chosen], [items[i].ideal for i in chosen])
+            by_type[f"{kind}_rouge2_f"] = scores["rouge2_f"]
+            by_type[f"{kind}_rougesu4_f"] = scores["rougesu4_f"]
+    exact_items = [(item, a) for item, a in zip(items, answers, strict=True) if item.exact]
+    if exact_items:
+        by_type["exact_hit_rate"] = round(
+            sum(exact_hit(i, a) for i, a in exact_items) / len(exact_items), 4)
     return QAReport(
         questions=len(items), mode=mode, documents=documents, chunks=chunks,
         retrieval={"recall@10": round(sum(recalls) / n, 4), "mrr": round(sum(rrs) / n, 4),
-                   "ndcg@10": round(sum(ndcgs) / n, 4)},
+                   "ndcg@10": round(sum(ndcgs) / n, 4),
+                   "citation_precision": round(sum(precisions) / max(1, len(precisions)), 4)},
         answers={"yesno_accuracy": round(yn_right / yn_total, 4) if yn_answered else None,
-                 "yesno_questions": yn_total, "yesno_answered": yn_answered},
+                 "yesno_questions": yn_total, "yesno_answered": yn_answered, **by_type},
         latency_ms={"p50": round(statistics.median(lat), 1),
                     "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)},
     )

@@ -22,7 +22,8 @@ def retriever(parts: Components) -> LocalRetriever:
     reconcile(parts)
     return LocalRetriever(
         parts.store, parts.embedder,
-        Indexes(chunks=parts.index("chunks"), entities=parts.index("entities")),
+        Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
+                lexical=parts.lexical),
         parts.pipeline(), parts.settings.retrieval,
     )
 
@@ -41,18 +42,43 @@ def ask(parts: Components, question: str, mode: str | None = None,
     ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
     workspace whose tag tree has not been built)."""
     from medkg.retrieval.intent import check_question
-    from medkg.retrieval.uretrieval import u_retrieve
 
     # Checked before the retriever loads its models.
     check_question(question, parts.settings.retrieval.max_question_chars)
     chosen = check_mode(mode or parts.settings.retrieval.mode)
+    reason = None
+    if chosen == "auto":
+        from medkg.retrieval.globalsearch import choose_mode
+
+        choice = choose_mode(question, parts.pipeline())
+        chosen, reason = check_mode(choice.mode), choice.reason
+    if chosen == "global":
+        from medkg.retrieval.globalsearch import global_answer
+
+        tree = parts.tree()
+        if tree is None:
+            raise WorkspaceError("a global question needs the tag tree",
+                                 hint="run `medkg build` first")
+        answer = global_answer(question.strip(), parts.store, tree, parts.embedder,
+                               parts.settings.retrieval)
+    else:
+        answer = _retrieve(parts, question, chosen, using)
+    if reason is not None:
+        note = answer.trace.note
+        answer.trace.note = f"auto chose {reason}" + (f"; {note}" if note else "")
+    return answerer(parts).answer(answer)
+
+
+def _retrieve(parts: Components, question: str, chosen: RetrievalMode,
+              using: LocalRetriever | None) -> Answer:
+    from medkg.retrieval.uretrieval import u_retrieve
+
     local = using or retriever(parts)
     tree = parts.tree() if chosen == "u-retrieval" else None
     if tree is not None:
-        answer = u_retrieve(question, local, tree, parts.embedder, parts.pipeline(),
-                            parts.settings.retrieval)
-    else:
-        answer = local.ask(question, mode="local" if chosen == "u-retrieval" else chosen)
-        if chosen == "u-retrieval":
-            answer.trace.note = "no tag tree yet (run `medkg build`): local search"
-    return answerer(parts).answer(answer)
+        return u_retrieve(question, local, tree, parts.embedder, parts.pipeline(),
+                          parts.settings.retrieval)
+    answer = local.ask(question, mode="hybrid" if chosen == "u-retrieval" else chosen)
+    if chosen == "u-retrieval":
+        answer.trace.note = "no tag tree yet (run `medkg build`): hybrid search"
+    return answer

@@ -41,6 +41,7 @@ def delete_document(parts: Components, document_id: str) -> Deletion:
         index = parts.index(kind)
         index.delete(ids)
         index.save()
+    parts.lexical.delete(gone.chunks)
     tree = parts.tree()
     if tree is not None and gone.chunks:
         tree.remove_leaves([c for c in gone.chunks if c in tree.nodes])

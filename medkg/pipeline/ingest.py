@@ -73,6 +73,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             chunks = chunk_document(doc, embedder, parts.settings.ingest)
             store.add_document(doc, chunks)
             index.upsert([c.id for c in chunks], embedder.embed([c.text for c in chunks]))
+            parts.lexical.upsert((c.id, c.text) for c in chunks)
             pending.append(doc.id)
             report.documents += 1
             report.chunks += len(chunks)

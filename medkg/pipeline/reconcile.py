@@ -6,7 +6,7 @@ indexes and the tag tree follow it. A crash, a damaged file or a workspace
 opened by an older medkg can leave them behind; this stage, run before every
 build and every question, finishes deletes a crash cut short, drops vectors
 and tree leaves of chunks or entities the graph no longer has, and embeds the
-chunks of ingested documents that have no vector yet. Entity vectors that are
+chunks of ingested documents that have no vector (or no lexical entry) yet. Entity vectors that are
 missing are made by the link stage, which embeds every entity.
 """
 
@@ -58,6 +58,12 @@ def reconcile(parts: Components) -> Reconciled:
     out.missing_chunk_vectors = len(missing)
     if stale or missing:
         chunks.save()
+    lexical = parts.lexical
+    in_lexical = lexical.ids()
+    lexical.delete(sorted(in_lexical - chunk_ids))
+    if chunk_ids - in_lexical:  # a workspace made before the lexical index, or damaged
+        lexical.upsert((c.id, c.text) for _layer, doc_id in documents_done(store, STAGE_INGESTED)
+                       for c in store.chunks(doc_id) if c.id not in in_lexical)
     entity_ids = store.entity_ids()
     entities = parts.index("entities")
     stale = [i for i in entities.ids() if i not in entity_ids]

@@ -111,8 +111,16 @@ class Answer(BaseModel):
             lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
         if t.focus_entities:
             lines.append(f"  entities: {', '.join(t.focus_entities[:12])}")
-        lines.append(f"  triples considered: {len(t.triples)}; "
-                     f"chunks ranked: {len(t.retrieved_chunks)}")
+        lines.append(f"  triples considered: {len(t.triples)}; candidate chunks ranked: "
+                     f"{len(t.ranking)}; chunks the answer drew on: {len(t.retrieved_chunks)}")
         if t.note:
             lines.append(f"  note: {t.note}")
         return "\n".join(lines)
+
+
+def is_heading(text: str) -> bool:
+    """Headings and title lines are not answers: '#'-lines, short unpunctuated lines."""
+    stripped = text.strip()
+    return stripped.startswith("#") or (
+        not stripped.endswith((".", "?", "!", ")")) and len(stripped.split()) <= 8
+    )

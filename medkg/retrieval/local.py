@@ -16,18 +16,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from spacy.language import Language
 
 from medkg.config import RetrievalConfig, RetrievalMode
-from medkg.errors import RetrievalError
+from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, Entity, Layer, LinkKind, Predicate, Triple
-from medkg.retrieval.answer import Answer, Citation, Definition, Fact
+from medkg.model import Chunk, Entity, LinkKind, Predicate, Triple
+from medkg.retrieval.answer import Answer, Citation, Definition, Fact, is_heading
+from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
+from medkg.retrieval.lexical import LexicalIndex
 from medkg.retrieval.trace import Trace
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
@@ -56,6 +59,16 @@ class _Candidate:
 class Indexes:
     chunks: VectorIndex
     entities: VectorIndex
+    lexical: LexicalIndex | None = None
+
+
+GRAPH_MODES = frozenset({"local", "hybrid", "u-retrieval"})
+# The candidate sources each mode fuses (local keeps its own answer, see ``ask``).
+MODE_SOURCES: dict[str, tuple[str, ...]] = {
+    "vector": ("dense",), "bm25": ("lexical",), "local": ("dense",),
+    "hybrid": ("lexical", "dense", "graph"),
+    "u-retrieval": ("lexical", "dense", "graph", "tree"),
+}
 
 
 @dataclass
@@ -117,17 +130,26 @@ class LocalRetriever:
         self._nlp = nlp
         self._config = config
         self._chunks: dict[str, Chunk] = {}
-        self._all_entities: dict[str, Entity] | None = None
-        self._link_index: dict[str, set[str]] | None = None
+        self._entity_cache: dict[str, Entity] = {}
+        self._link_cache: dict[str, set[str]] = {}
 
-    def ask(self, question: str, *, mode: RetrievalMode = "local", scope: set[str] | None = None,
-            qvec: Matrix | None = None) -> Answer:
-        """Answer from the graph and the chunks (``local``), from the chunks alone
-        (``vector``: plain vector RAG, for comparison), or within ``scope`` — the
-        chunks U-Retrieval's tree search chose: chunk search stays inside it, and
-        the entities searched are the question's own and those the scope mentions;
-        triples lead to their evidence wherever it is."""
+    def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
+            tree: Sequence[str] | None = None) -> Answer:
+        """Answer the question by ``mode``:
+
+        - ``vector``: chunk vectors alone (plain vector RAG, a baseline);
+        - ``bm25``: the lexical index alone (a baseline);
+        - ``local``: the entity neighbourhood's triples and the nearest chunks;
+        - ``hybrid``: lexical, dense and graph candidates fused (RRF);
+        - ``u-retrieval``: as hybrid, with ``tree`` (the chunks the tag tree's
+          descent chose, best first) as one more vote: a prior, never a filter.
+
+        The trace holds the full candidate ranking (``retrieval.candidates``
+        chunks) and the chunks the answer drew on."""
         question = check_question(question, self._config.max_question_chars)
+        if mode not in MODE_SOURCES:
+            raise RetrievalError(f"the local retriever does not answer in mode {mode!r}",
+                                 hint=f"modes: {', '.join(MODE_SOURCES)}")
         if len(self._idx.chunks) == 0:
             raise RetrievalError(
                 "this workspace has no indexed documents",
@@ -135,14 +157,20 @@ class LocalRetriever:
             )
         qvec = self._embedder.embed([question])[0] if qvec is None else qvec
         q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
-        ctx = (self._gather(question, q_concepts, qvec, scope) if mode != "vector"
+        ctx = (self._gather(question, q_concepts, qvec) if mode in GRAPH_MODES
                else _Context({}, set(), set(), []))
-        items = self._candidates(ctx, qvec, scope)
+        ranking = self.rank(question, qvec, ctx, mode, tree)
+        draw = [c for c, _ in ranking[: self._config.top_chunks]]
+        items = self._candidates(ctx, draw)
         chosen, scores = self._rank(items, qvec, ctx)
         citations: dict[tuple[str, int, int], Citation] = {}
         parts = [f"{s.text} [{self._cite(citations, s.chunk, s.start, s.end).n}]"
                  for s in chosen]
         facts = self._facts(ctx, citations)
+        used = _chunk_ranking(items, scores, chosen)
+        ranked = [c for c, _ in ranking]
+        if mode == "local":  # its own candidates first, then the rest by similarity
+            ranked = list(dict.fromkeys([*used, *ranked]))[: self._config.candidates]
         return Answer(
             question=question,
             mode=mode,
@@ -156,42 +184,106 @@ class LocalRetriever:
                 focus_entities=sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
                                       for e in ctx.focus if e in ctx.entities),
                 triples=[t.id for t in ctx.triples],
-                retrieved_chunks=_chunk_ranking(items, scores, chosen),
+                retrieved_chunks=used,
+                ranking=ranked,
             ),
         )
 
+    def rank(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
+             tree: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """Every candidate source of ``mode``, ranked, then fused (RRF): at most
+        ``retrieval.candidates`` chunks, best first. A mode of one source keeps that
+        source's own order and scores."""
+        n = self._config.candidates
+        if mode in ("vector", "local"):
+            return self._idx.chunks.search(qvec, n)
+        if mode == "bm25":
+            return self._lexical().search(question, n)
+        sources = self._sources(question, qvec, ctx, mode, tree)
+        return rrf(sources, self._config.fusion_weights, k=self._config.rrf_k, limit=n)
+
+    def candidate_sources(self, question: str, mode: RetrievalMode = "u-retrieval", *,
+                          qvec: Matrix | None = None, tree: Sequence[str] | None = None
+                          ) -> dict[str, list[str]]:
+        """Each candidate source's own ranking for a question (for tuning the fusion
+        weights on training questions, ``benchmarks/tune_fusion.py``)."""
+        question = check_question(question, self._config.max_question_chars)
+        qvec = self._embedder.embed([question])[0] if qvec is None else qvec
+        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
+        ctx = self._gather(question, q_concepts, qvec)
+        return self._sources(question, qvec, ctx, mode, tree)
+
+    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
+                 tree: Sequence[str] | None) -> dict[str, list[str]]:
+        n = self._config.candidates
+        wanted = MODE_SOURCES[mode]
+        dense = [c for c, _ in self._idx.chunks.search(qvec, n)]
+        sources: dict[str, list[str]] = {}
+        if "lexical" in wanted:
+            sources["lexical"] = [c for c, _ in self._lexical().search(question, n)]
+        if "dense" in wanted:
+            sources["dense"] = dense
+        if "graph" in wanted:
+            sources["graph"] = self._graph_chunks(ctx, dense)[:n]
+        if "tree" in wanted and tree:
+            sources["tree"] = list(tree)[:n]
+        return sources
+
+    def _lexical(self) -> LexicalIndex:
+        if self._idx.lexical is None:
+            raise RetrievalError("this mode needs the lexical index",
+                                 hint="open the retriever through the workspace")
+        return self._idx.lexical
+
+    def _graph_chunks(self, ctx: _Context, dense: list[str]) -> list[str]:
+        """Chunks the graph puts forward: the evidence of the gathered triples, most
+        relevant triple first, then the chunks that mention a question entity;
+        ties in the order of chunk similarity."""
+        best: dict[str, float] = {}
+        for t in ctx.triples:
+            relevance = ctx.relevance(t)
+            for ev in t.evidence:
+                best[ev.chunk_id] = max(best.get(ev.chunk_id, float("-inf")), relevance)
+        for eid in ctx.question_entities:
+            entity = ctx.entities.get(eid)
+            for m in entity.mentions if entity is not None else []:
+                best[m.chunk_id] = max(best.get(m.chunk_id, float("-inf")), 1.0)
+        position = {c: i for i, c in enumerate(dense)}
+        return sorted(best, key=lambda c: (-best[c], position.get(c, len(position)), c))
+
     # -- gathering ------------------------------------------------------------------
 
-    def _entities(self) -> dict[str, Entity]:
-        if self._all_entities is None:
-            self._all_entities = {e.id: e for layer in (Layer.USER, Layer.LITERATURE)
-                                  for e in self._store.entities(layer)}
-        return self._all_entities
+    def _fetch(self, ids: Iterable[str]) -> dict[str, Entity]:
+        """These entities, read once per retriever (a question reads the entities
+        it reaches, never every entity of the workspace)."""
+        out: dict[str, Entity] = {}
+        for eid in dict.fromkeys(ids):
+            if eid not in self._entity_cache:
+                try:
+                    self._entity_cache[eid] = self._store.entity(eid)
+                except NotFoundError:
+                    continue
+            out[eid] = self._entity_cache[eid]
+        return out
 
     def _linked(self, entity_id: str) -> set[str]:
         """Entities one link away that stand for the same thing: the literature
         entity a user entity refers to, and entities merged with it (either way)."""
-        if self._link_index is None:
-            self._link_index = {}
-            for link in self._store.links():
-                if link.kind in (LinkKind.REFERENCE_OF, LinkKind.SAME_AS):
-                    self._link_index.setdefault(link.source, set()).add(link.target)
-                if link.kind is LinkKind.SAME_AS:
-                    self._link_index.setdefault(link.target, set()).add(link.source)
-        return self._link_index.get(entity_id, set())
+        if entity_id not in self._link_cache:
+            out = {link.target for link in self._store.links(source=entity_id)
+                   if link.kind in (LinkKind.REFERENCE_OF, LinkKind.SAME_AS)}
+            out |= {link.source for link in self._store.links(target=entity_id,
+                                                               kind=LinkKind.SAME_AS)}
+            self._link_cache[entity_id] = out
+        return self._link_cache[entity_id]
 
-    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix,
-                scope: set[str] | None = None) -> _Context:
-        entities = self._entities()
-        wanted = set(q_concepts)
-        q_entities = {e.id for e in entities.values() if wanted & set(e.concept_ids)}
+    def _gather(self, question: str, q_concepts: list[str], qvec: Matrix) -> _Context:
+        by_concept = self._store.entities_of_concepts(q_concepts) if q_concepts else []
+        self._entity_cache.update((e.id, e) for e in by_concept)
+        q_entities = {e.id for e in by_concept}
         seeds = set(q_entities)
-        allowed = None
-        if scope is not None:
-            allowed = {e.id for e in entities.values()
-                       if any(m.chunk_id in scope for m in e.mentions)}
         seeds.update(eid for eid, _ in self._idx.entities.search(
-            qvec, self._config.top_entities, allowed))
+            qvec, self._config.top_entities))
         # Across layers (reference_of) and across merged names (same_as, both ways).
         for eid in list(seeds):
             seeds.update(self._linked(eid))
@@ -202,21 +294,23 @@ class LocalRetriever:
                and {t.head, t.tail} & q_entities for e in (t.head, t.tail)}
         for t in self._store.triples(entity_ids=sorted(hop - seeds)):
             triples.setdefault(t.id, t)
-        return _Context(entities, q_entities, intents, list(triples.values()))
+        reached = seeds | {e for t in triples.values() for e in (t.head, t.tail)}
+        return _Context(self._fetch(sorted(reached)), q_entities, intents,
+                        list(triples.values()))
 
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
         return self._chunks[chunk_id]
 
-    def _candidates(self, ctx: _Context, qvec: Matrix, scope: set[str] | None = None
-                    ) -> list[_Candidate]:
-        """Candidate sentences: evidence of the gathered triples, and the best chunks."""
+    def _candidates(self, ctx: _Context, chunk_ids: Sequence[str]) -> list[_Candidate]:
+        """Candidate sentences: evidence of the gathered triples, and the sentences of
+        the best-ranked chunks."""
         out: dict[tuple[str, int], _Candidate] = {}
 
         def add(chunk: Chunk, start: int, end: int, triple: Triple | None) -> None:
             text = chunk.text[start - chunk.start : end - chunk.start]
-            if _is_heading(text):
+            if is_heading(text):
                 return
             key = (chunk.document_id, start)
             if key not in out:
@@ -228,7 +322,7 @@ class LocalRetriever:
         for t in ctx.triples:
             for ev in t.evidence:
                 add(self._chunk(ev.chunk_id), ev.start, ev.end, t)
-        for chunk_id, _score in self._idx.chunks.search(qvec, self._config.top_chunks, scope):
+        for chunk_id in chunk_ids:
             chunk = self._chunk(chunk_id)
             for s, e in sentence_spans(chunk.text):
                 add(chunk, chunk.start + s, chunk.start + e, None)
@@ -257,9 +351,21 @@ class LocalRetriever:
                 order.append(best)
                 covered |= items[best].triples
         order += [int(i) for i in np.argsort(-scores)]
+        # A question about named entities gets sentences about them: a sentence must
+        # name a question entity or a direct neighbour, or be the evidence of a triple
+        # that touches one ("side effects of warfarin" does not cite metformin's).
+        names = {n.lower() for e in ctx.focus if e in ctx.entities
+                 for n in (ctx.entities[e].name, *(m.text for m in ctx.entities[e].mentions[:50]))
+                 if len(n) > 2}
+        about = {t.id for t in ctx.triples if {t.head, t.tail} & ctx.focus}
+        on_topic = [not names or bool(c.triples & about)
+                    or any(n in c.sentence.text.lower() for n in names) for c in items]
+        if not any(on_topic):
+            on_topic = [True] * len(items)
         chosen: list[int] = []
         for i in order:
-            if i in chosen or any(vectors[i] @ vectors[j] > NEAR_DUPLICATE for j in chosen):
+            if i in chosen or not on_topic[i] or any(
+                    vectors[i] @ vectors[j] > NEAR_DUPLICATE for j in chosen):
                 continue
             chosen.append(i)
             if len(chosen) == limit:
@@ -331,11 +437,3 @@ def _chunk_ranking(items: list[_Candidate], scores: list[float], chosen: list[_S
         best[cid] = max(best.get(cid, float("-inf")), score)
     order += [c for c, _ in sorted(best.items(), key=lambda kv: -kv[1]) if c not in order]
     return order
-
-
-def _is_heading(text: str) -> bool:
-    """Headings and title lines are not answers: '#'-lines, short unpunctuated lines."""
-    stripped = text.strip()
-    return stripped.startswith("#") or (
-        not stripped.endswith((".", "?", "!", ")")) and len(stripped.split()) <= 8
-    )

@@ -42,11 +42,12 @@ class Trace(BaseModel):
     intents: list[str] = Field(default_factory=list)
     focus_entities: list[str] = Field(default_factory=list)
     triples: list[str] = Field(default_factory=list)
-    retrieved_chunks: list[str] = Field(default_factory=list)  # ranked, best first
+    retrieved_chunks: list[str] = Field(default_factory=list)  # the answer's, best first
+    ranking: list[str] = Field(default_factory=list)  # every candidate, best first
     # U-Retrieval
     query_tags: dict[str, list[str]] | None = None
     tree_path: list[TreeLevel] | None = None
-    scope_chunks: int | None = None
+    scope_chunks: int | None = None  # chunks under the chosen groups (a prior, not a filter)
     refinement: list[RefinementStep] | None = None
     draft_citations: list[str] | None = None
     # the answer engine, and anything else worth saying

@@ -4,13 +4,14 @@
    embedded together with its own text.
 2. Top-down: the tag tree is searched level by level (a beam of the most
    similar nodes) down to the groups of chunks; their chunks are the scope.
-3. Inside the scope the local retriever takes the entities most similar to
-   the question, their triple neighbours across all three layers, and drafts
-   an answer from the best sentences.
+3. The scope is a prior, not a filter: its chunks, most similar first, are one
+   more vote in the hybrid fusion (lexical, dense and graph candidates), so a
+   gold chunk outside the chosen groups can still be ranked. The local
+   retriever drafts an answer from the fused ranking.
 4. Bottom-up: from the group of the draft's best chunk, each ancestor's
    summary is compared with the question's tags and the draft's facts; an
    ancestor that shares terms with them widens the scope to its chunks, and
-   the answer is drawn again from the wider scope.
+   the answer is drawn again with the wider scope as the prior.
 
 The answer carries the path through the tree and every refinement step in
 its trace.
@@ -18,16 +19,18 @@ its trace.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from spacy.language import Language
 
 from medkg.config import RetrievalConfig
-from medkg.linking.embeddings import Embedder
+from medkg.linking.embeddings import Embedder, Matrix
 from medkg.retrieval.answer import Answer
 from medkg.retrieval.local import LocalRetriever
 from medkg.retrieval.tags import TagSummary, category_of_group
 from medkg.retrieval.tagtree import TagTree
-from medkg.retrieval.trace import RefinementStep
+from medkg.retrieval.trace import RefinementStep, TreeLevel
 
 
 def query_tags(question: str, nlp: Language) -> TagSummary:
@@ -39,18 +42,44 @@ def query_tags(question: str, nlp: Language) -> TagSummary:
     return TagSummary(tags={c: t for c, t in tags.items() if t})
 
 
+@dataclass(frozen=True)
+class Descent:
+    """What the top-down pass found for a question."""
+
+    tags: TagSummary
+    qvec: Matrix  # the question's own vector
+    query: Matrix  # the question with its tags: what the tree is searched with
+    leaves: list[str]  # the chunks under the chosen groups
+    path: list[TreeLevel]
+
+
+def descend(question: str, tree: TagTree, embedder: Embedder, nlp: Language,
+            config: RetrievalConfig) -> Descent:
+    tags = query_tags(question, nlp)
+    texts = [question, tags.text()] if tags else [question]
+    vectors = embedder.embed(texts)
+    query = np.mean(vectors, axis=0).astype(np.float32)
+    leaves, path = tree.descend(query, config.tree_beam)
+    return Descent(tags, vectors[0], query, leaves, path)
+
+
+def prior(tree: TagTree, chunk_ids: set[str], query: Matrix) -> list[str]:
+    """The scope's chunks, most similar to the question first (by their leaf vectors):
+    the tree's vote in the fusion."""
+    q = query / (np.linalg.norm(query) or 1.0)
+    score = {c: float(tree.vectors[c] @ q) for c in chunk_ids if c in tree.vectors}
+    return sorted(score, key=lambda c: (-score[c], c))
+
+
 def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Embedder,
                nlp: Language, config: RetrievalConfig) -> Answer:
     """U-Retrieval with ``config.tree_beam`` nodes per level and the scope widened
     bottom-up to at most ``config.max_scope`` chunks."""
-    tags = query_tags(question, nlp)
-    texts = [question, tags.text()] if tags else [question]
-    vectors = embedder.embed(texts)
-    qvec = vectors[0]
-    tree_query = np.mean(vectors, axis=0).astype(np.float32)
-    leaves, path = tree.descend(tree_query, config.tree_beam)
+    d = descend(question, tree, embedder, nlp, config)
+    tags, qvec, tree_query, leaves, path = d.tags, d.qvec, d.query, d.leaves, d.path
     scope = set(leaves)
-    draft = local.ask(question, mode="u-retrieval", scope=scope, qvec=qvec)
+    draft = local.ask(question, mode="u-retrieval", qvec=qvec,
+                      tree=prior(tree, scope, tree_query))
     terms = tags.terms() | {n.lower() for f in draft.facts for n in (f.head, f.tail)}
     steps: list[RefinementStep] = []
     ranked = [c for c in draft.trace.retrieved_chunks if c in tree.nodes]
@@ -67,8 +96,10 @@ def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Em
             steps.append(step)
     answer = draft
     if len(scope) > len(leaves):
-        answer = local.ask(question, mode="u-retrieval", scope=scope, qvec=qvec)
+        answer = local.ask(question, mode="u-retrieval", qvec=qvec,
+                           tree=prior(tree, scope, tree_query))
     answer.trace = answer.trace.model_copy(update={
         "query_tags": tags.tags, "tree_path": path, "scope_chunks": len(scope),
         "refinement": steps, "draft_citations": [c.chunk_id for c in draft.citations]})
     return answer
+

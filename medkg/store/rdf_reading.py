@@ -246,6 +246,14 @@ class RDFReader:
             raise NotFoundError("entity", entity_id)
         return self._entity_from(props)
 
+    def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[Entity]:
+        """Every user or literature entity normalised to one of these concepts."""
+        nodes: set[URIRef] = set()
+        for cid in dict.fromkeys(concept_ids):
+            nodes.update(URIRef(str(e)) for e, _p, _o, _g
+                         in self._ds.quads((None, MKG.conceptId, Literal(cid), None)))
+        return [self._entity_from(self._props(n)) for n in sorted(nodes)]
+
     def entities(self, layer: Layer) -> list[Entity]:
         return self._read_all(self.iris.graph(layer), MKG.Entity, self._entity_from)
 
@@ -292,10 +300,16 @@ class RDFReader:
             return self.iris.concept(identifier)
         return self.iris.node("entity", identifier)
 
-    def links(self, *, source: str | None = None, kind: LinkKind | None = None) -> list[Link]:
+    def links(self, *, source: str | None = None, target: str | None = None,
+              kind: LinkKind | None = None) -> list[Link]:
         graph = self.iris.graph("links")
         if source is not None:
             nodes = self._subjects(MKG.sourceId, Literal(source), graph)
+            if target is not None:
+                nodes = [n for n in nodes if (n, MKG.targetId, Literal(target))
+                         in self._graph(graph)]
+        elif target is not None:
+            nodes = self._subjects(MKG.targetId, Literal(target), graph)
         else:
             nodes = self._subjects(RDF.type, MKG.Link, graph)
         out = []

@@ -44,13 +44,13 @@ def test_eval_qa_json_for_each_mode(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     with Workspace.create(root) as ws:  # a small vocabulary instead of the default one
         ws.load_vocabulary(SEED_OBO)
-    for mode in ("vector", "local", "u-retrieval"):
+    for mode in ("vector", "bm25", "hybrid", "local", "u-retrieval"):
         result = runner.invoke(app, ["eval", "qa", "--dataset", str(dataset), "--format",
                                      "bioasq", "--mode", mode, "-w", str(root), "--json"])
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout.strip().splitlines()[-1])
         assert report["questions"] == 4 and report["documents"] == 6
-        assert set(report["retrieval"]) == {"recall@10", "mrr", "ndcg@10"}
+        assert set(report["retrieval"]) == {"recall@10", "mrr", "ndcg@10", "citation_precision"}
         assert report["retrieval"]["recall@10"] >= 0.75  # six documents: little to miss
         assert report["answers"]["yesno_accuracy"] is None  # the builtin engine says no yes/no
         assert report["latency_ms"]["p50"] > 0

@@ -67,3 +67,33 @@ def test_only_a_generated_answer_says_yes_or_no() -> None:
     assert yes_or_no(answer("No, it does not. [1]", "local+llm")) == "no"
     assert yes_or_no(answer("Yes. [2]", "u-retrieval+llm")) == "yes"
     assert yes_or_no(answer("Probably. [2]", "u-retrieval+llm")) is None
+
+
+def test_ideal_and_exact_answers_are_read_and_scored(tmp_path: Path) -> None:
+    from medkg.evaluation.qa import answer_text, exact_hit, rouge
+    from medkg.model import Layer
+    from medkg.retrieval.answer import Citation
+
+    snippet = {"text": "Metformin can cause lactic acidosis.", "document": "http://x/pubmed/1"}
+    data = {"questions": [
+        {"id": "f", "body": "What can metformin cause?", "type": "factoid",
+         "exact_answer": [["lactic acidosis", "lactacidosis"]],
+         "ideal_answer": ["Metformin can cause lactic acidosis."], "snippets": [snippet]},
+        {"id": "l", "body": "List effects of metformin.", "type": "list",
+         "exact_answer": [["nausea"], ["lactic acidosis"]],
+         "ideal_answer": "Nausea and lactic acidosis.", "snippets": [snippet]},
+    ]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    factoid, listed = read_bioasq(path).items
+    assert factoid.exact == (("lactic acidosis", "lactacidosis"),)
+    assert listed.exact == (("nausea",), ("lactic acidosis",)) and listed.ideal
+    cite = Citation(n=1, document_id="d", title="t", source="s", layer=Layer.LITERATURE,
+                    chunk_id="c", start=0, end=36, quote=snippet["text"])
+    answer = Answer(question="q", mode="vector", text=f"{snippet['text']} [1]",
+                    citations=[cite], facts=[], definitions=[])
+    assert answer_text(answer) == snippet["text"]
+    assert exact_hit(factoid, answer) and exact_hit(listed, answer)
+    perfect = rouge([answer_text(answer)], [factoid.ideal])
+    assert perfect["rouge2_f"] == pytest.approx(1.0) and perfect["rougesu4_f"] == pytest.approx(1.0)
+    assert rouge(["nothing alike here"], [factoid.ideal])["rouge2_f"] == 0.0

@@ -1,4 +1,5 @@
-"""The local retriever on its own: modes, scope, citations, errors."""
+"""The local retriever on its own: modes, candidate rankings, the tree prior,
+citations, errors."""
 
 from __future__ import annotations
 
@@ -40,17 +41,38 @@ def test_vector_mode_is_chunks_alone(small_ws: Workspace) -> None:
     assert answer.trace.tree_path is None  # no tree in this mode
 
 
-def test_scope_confines_the_chunk_search(small_ws: Workspace) -> None:
+def test_every_mode_ranks_candidates_beyond_the_answer(small_ws: Workspace) -> None:
     retriever = small_ws.retriever()
-    ranked = retriever.ask(QUESTION, mode="vector").trace.retrieved_chunks
-    scope = set(ranked[-2:])  # the two weakest chunks
-    scoped = retriever.ask(QUESTION, mode="u-retrieval", scope=scope)
-    used = set(scoped.trace.triples)
-    evidence = {ev.chunk_id for t in small_ws.store.triples() if t.id in used
-                for ev in t.evidence}
-    # Chunks come from the scope, or are the evidence of a triple the graph led to.
-    assert set(scoped.trace.retrieved_chunks) <= scope | evidence
-    assert set(scoped.trace.retrieved_chunks) & scope
+    chunks = len(small_ws.index("chunks"))
+    for mode in ("vector", "bm25", "hybrid", "local"):
+        answer = retriever.ask(QUESTION, mode=mode)  # type: ignore[arg-type]
+        ranking = answer.trace.ranking
+        assert len(ranking) == len(set(ranking)), mode
+        assert len(ranking) >= min(chunks, 10) or mode == "bm25", mode
+        cited = {c.chunk_id for c in answer.citations}
+        assert cited, mode
+        if mode != "local":  # the answer draws on the top of the ranking
+            assert set(answer.trace.retrieved_chunks) <= set(ranking) | {
+                ev.chunk_id for t in small_ws.store.triples() if t.id in answer.trace.triples
+                for ev in t.evidence}, mode
+
+
+def test_bm25_finds_the_words_of_the_question(small_ws: Workspace) -> None:
+    answer = small_ws.retriever().ask("lisinopril dry cough", mode="bm25")
+    top = small_ws.store.chunk(answer.trace.ranking[0]).text.lower()
+    assert "lisinopril" in top or "cough" in top
+    assert answer.facts == []
+
+
+def test_the_tree_is_a_prior_not_a_filter(small_ws: Workspace) -> None:
+    retriever = small_ws.retriever()
+    hybrid = retriever.ask(QUESTION, mode="hybrid").trace.ranking
+    weakest = hybrid[-2:]
+    answer = retriever.ask(QUESTION, mode="u-retrieval", tree=weakest)
+    ranking = answer.trace.ranking
+    # The prior lifts its chunks, and every hybrid candidate stays rankable.
+    assert set(hybrid) <= set(ranking)
+    assert min(ranking.index(c) for c in weakest) < min(hybrid.index(c) for c in weakest)
 
 
 def test_an_empty_question_is_an_error(small_ws: Workspace) -> None:

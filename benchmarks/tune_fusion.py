@@ -1,0 +1,95 @@
+"""Fit the fusion weights on *training* questions only (BioASQ 7B), offline.
+
+    python benchmarks/tune_fusion.py --dataset ../shared/data/eval/bioasq \\
+        --questions ../shared/data/eval/bioasq/Task7BGoldenEnriched --workspace /tmp/qa-bioasq
+
+Every candidate source (lexical, dense, graph, and the tag tree's descent)
+ranks each question's chunks once; a grid of weights and RRF constants is then
+scored on those rankings (recall@10 of the fused list, MRR as the tie-break),
+for hybrid (no tree) and U-Retrieval (with the tree). Prints the best settings
+and the defaults' figures; report the held-out years (8B, 9B) with
+``bench_qa.py --questions`` and the chosen weights, never these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+GRID = {"lexical": (0.0, 0.5, 1.0, 1.5, 2.0), "dense": (0.5, 1.0, 1.5, 2.0),
+        "graph": (0.0, 0.25, 0.5, 1.0), "tree": (0.0, 0.25, 0.5, 1.0)}
+KS = (10, 30, 60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--workspace", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=0)
+    args = parser.parse_args()
+    if not args.dataset.exists():
+        sys.exit(f"skip: {args.dataset} not found (the ../shared checkout is absent)")
+
+    from medkg.evaluation.qa import chunk_keys, qa_workspace, read_bioasq, score_ranking
+    from medkg.retrieval.fusion import rrf
+    from medkg.retrieval.uretrieval import descend, prior
+
+    data = read_bioasq(args.dataset)
+    items = read_bioasq(args.questions).items
+    items = items[: args.limit] if args.limit else items
+    with qa_workspace(args.workspace, data, print) as ws:
+        keys = chunk_keys(ws)
+        retriever = ws.retriever()
+        tree = ws.parts.tree()
+        if tree is None:
+            sys.exit("the workspace has no tag tree: run `medkg build`")
+        config, nlp = ws.settings.retrieval, ws.pipeline()
+        cached = []
+        for n, item in enumerate(items):
+            d = descend(item.question, tree, ws.embedder, nlp, config)
+            sources = retriever.candidate_sources(
+                item.question, "u-retrieval", qvec=d.qvec,
+                tree=prior(tree, set(d.leaves), d.query))
+            cached.append((item, sources))
+            if n % 100 == 0:
+                print(f"{n}/{len(items)} questions", flush=True)
+
+    def score(weights: dict[str, float], k: int) -> tuple[float, float]:
+        recall = mrr = 0.0
+        for item, sources in cached:
+            fused = rrf(sources, weights, k=k, limit=100)
+            ranked = [key for c, _ in fused if (key := keys.get(c)) is not None]
+            r, rr, _nd = score_ranking(ranked, item.gold)
+            recall += r
+            mrr += rr
+        return recall / len(cached), mrr / len(cached)
+
+    for name in ("lexical", "dense", "graph", "tree"):
+        r, rr = score({name: 1.0}, 60)
+        print(f"{name} alone: recall@10 {r:.3f}, MRR {rr:.3f}")
+    best: dict[str, tuple[tuple[float, float], dict[str, float], int]] = {}
+    for values in itertools.product(*GRID.values()):
+        weights = dict(zip(GRID, values, strict=True))
+        for k in KS:
+            result = score(weights, k)
+            mode = "u-retrieval" if weights["tree"] > 0 else "hybrid"
+            if mode not in best or result > best[mode][0]:
+                best[mode] = (result, weights, k)
+    defaults = {"lexical": 1.0, "dense": 1.0, "graph": 1.0}
+    for mode, with_tree in (("hybrid", defaults), ("u-retrieval", {**defaults, "tree": 1.0})):
+        r, rr = score(with_tree, 60)
+        print(f"{mode} with the default weights (k 60): recall@10 {r:.3f}, MRR {rr:.3f}")
+    for mode, ((r, rr), weights, k) in best.items():
+        print(f"{mode} best on {args.questions.name}: recall@10 {r:.3f}, MRR {rr:.3f} "
+              f"with {json.dumps(weights)}, k {k}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Global questions from the tag tree: "What adverse effects come up across my
+notes?", "What are the main themes of this literature?".
+
+The role MS GraphRAG's global search and LightRAG's high-level keywords play,
+over MedGraphRAG's tag summaries, extractively:
+
+1. Scope: every chunk, or the user layer's alone when the question asks about
+   "my notes" / "my documents" / "my patients".
+2. Map: when the question names a tag category (adverse effects, symptoms,
+   medications, diagnoses, ...), every chunk's summary in scope contributes
+   its terms of that category; otherwise the top groups of the tree (the most
+   similar to the question, larger ones first on a tie) contribute their
+   summaries as themes.
+3. Reduce: the terms (or themes) that most chunks share, each with how many
+   documents mention it and one cited sentence that names it.
+
+``choose_mode`` is the ``auto`` mode's rule: a question with a global cue and
+no entity of its own goes global, anything else to U-Retrieval; the reason is
+kept in the trace.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from spacy.language import Language
+
+from medkg.config import RetrievalConfig
+from medkg.linking.embeddings import Embedder
+from medkg.model import Layer
+from medkg.retrieval.answer import Answer, Citation, is_heading
+from medkg.retrieval.tags import LABELS
+from medkg.retrieval.tagtree import TagTree
+from medkg.retrieval.trace import Trace
+from medkg.store.base import GraphStore
+from medkg.text import sentence_spans
+
+_GLOBAL_CUES = re.compile(
+    r"\b(across|overall|in general|main themes?|themes?|common(ly)?|most frequent|"
+    r"frequently|recurr|trends?|summar|overview|come up|which .* most)\b", re.IGNORECASE)
+_MINE = re.compile(r"\bmy (notes?|documents?|records?|patients?|files?)\b", re.IGNORECASE)
+_CATEGORY_CUES: dict[str, tuple[str, ...]] = {
+    "adverse_events": ("adverse", "side effect", "side-effect", "harm", "complication"),
+    "symptoms_and_signs": ("symptom", "sign", "complain"),
+    "medications_and_doses": ("medication", "drug", "medicine", "prescri", "dose"),
+    "diagnoses_and_conditions": ("diagnos", "condition", "disease", "disorder"),
+    "procedures": ("procedure", "surgery", "operation"),
+    "laboratory_results": ("lab", "test result", "level"),
+    "genes_and_organisms": ("gene", "organism", "bacteri", "virus"),
+    "patient_history": ("history",),
+}
+POINTS = 6
+# The categories a theme is named by, most telling first (not "patient", "man").
+THEME_CATEGORIES = ("diagnoses_and_conditions", "medications_and_doses", "procedures",
+                    "adverse_events", "symptoms_and_signs", "laboratory_results")
+
+
+@dataclass(frozen=True)
+class ModeChoice:
+    mode: str
+    reason: str
+
+
+def choose_mode(question: str, nlp: Language) -> ModeChoice:
+    """``auto``: global for a question about the collection as a whole."""
+    cue = _GLOBAL_CUES.search(question)
+    entities = [e.text for e in nlp(question).ents if e.kb_id_]
+    if cue and not entities:
+        return ModeChoice("global", f"global: the question asks about the collection "
+                          f"({cue.group(0)!r}) and names no entity of its own")
+    if cue:
+        return ModeChoice("u-retrieval", f"u-retrieval: a global cue ({cue.group(0)!r}) but "
+                          f"the question names {', '.join(entities[:3])}")
+    return ModeChoice("u-retrieval", "u-retrieval: a question about specific entities"
+                      if entities else "u-retrieval: no global cue")
+
+
+def asked_category(question: str) -> str | None:
+    low = question.lower()
+    for category, cues in _CATEGORY_CUES.items():
+        if any(cue in low for cue in cues):
+            return category
+    return None
+
+
+def global_answer(question: str, store: GraphStore, tree: TagTree, embedder: Embedder,
+                  config: RetrievalConfig) -> Answer:
+    layer = Layer.USER if _MINE.search(question) else None
+    leaves = [n for n in tree.nodes.values() if n.level == 0]
+    if layer is not None:
+        user_chunks = {c.id for d in store.document_ids(Layer.USER) for c in store.chunks(d)}
+        leaves = [n for n in leaves if n.id in user_chunks]
+    category = asked_category(question)
+    points: list[tuple[str, list[str]]] = []  # (term or theme, chunk ids naming it)
+    if category is not None:
+        naming: dict[str, list[str]] = {}
+        shown: dict[str, str] = {}
+        for leaf in sorted(leaves, key=lambda n: n.id):
+            for term in leaf.summary.tags.get(category, []):
+                key = term.lower()
+                shown.setdefault(key, term)
+                naming.setdefault(key, []).append(leaf.id)
+        ranked = sorted(naming, key=lambda k: (-len(naming[k]), k))[:POINTS]
+        points = [(shown[k], naming[k]) for k in ranked]
+    else:
+        q = embedder.embed([question])[0]
+        in_scope = {n.id for n in leaves}
+        groups = [n for n in tree.nodes.values() if n.level >= 1
+                  and set(tree.leaves_under(n.id)) & in_scope]
+        top = max((n.level for n in groups), default=0)
+        candidates = [n for n in groups if n.level == top] or groups
+        candidates.sort(key=lambda n: (-(float(tree.vectors[n.id] @ q)
+                                         + 0.02 * math.log1p(len(tree.leaves_under(n.id)))),
+                                       n.id))
+        for node in candidates[:POINTS]:
+            members = [c for c in tree.leaves_under(node.id) if c in in_scope]
+            terms = [t for c in THEME_CATEGORIES for t in node.summary.tags.get(c, [])][:5]
+            if not terms:
+                continue
+            best = sorted(members, key=lambda c: -float(tree.vectors[c] @ tree.vectors[node.id]))
+            points.append((", ".join(dict.fromkeys(terms)), best))
+    citations: list[Citation] = []
+    lines: list[str] = []
+    for label, chunk_ids in points:
+        docs = {store.chunk(c).document_id for c in chunk_ids}
+        cite = _cite_naming(store, chunk_ids, [label] if category else label.split(", "),
+                            len(citations) + 1)
+        if cite is not None:
+            citations.append(cite)
+        ref = f" [{cite.n}]" if cite is not None else ""
+        what = f"{label} — in {len(docs)} document(s)" if category else label
+        quote = f": \"{cite.quote}\"" if cite is not None else ""
+        lines.append(f"- {what}{quote}{ref}")
+    heading = (f"{LABELS.get(category, category)} across "
+               f"{'your documents' if layer else 'the collection'}" if category
+               else f"main themes of {'your documents' if layer else 'the collection'}")
+    text = (f"{heading[0].upper()}{heading[1:]}:\n" + "\n".join(lines)) if lines else ""
+    note = (f"global: {len(leaves)} chunks in scope"
+            + (", the user layer only" if layer else "")
+            + (f"; terms of {LABELS.get(category, category)} counted" if category
+               else "; top groups of the tag tree"))
+    return Answer(question=question, mode="global", text=text, citations=citations, facts=[],
+                  definitions=[], trace=Trace(retrieved_chunks=[c.chunk_id for c in citations],
+                                              note=note))
+
+
+def _cite_naming(store: GraphStore, chunk_ids: list[str], terms: list[str], n: int
+                 ) -> Citation | None:
+    """A citation of the sentence (among the first chunks) that names the most of
+    ``terms``; headings and title lines are passed over."""
+    best: tuple[int, Citation] | None = None
+    wanted = [t.lower() for t in terms if t]
+    for chunk_id in chunk_ids[:20]:
+        chunk = store.chunk(chunk_id)
+        for s, e in sentence_spans(chunk.text):
+            sentence = chunk.text[s:e]
+            hits = sum(t in sentence.lower() for t in wanted)
+            if not hits or is_heading(sentence) or (best is not None and hits <= best[0]):
+                continue
+            doc = store.document(chunk.document_id)
+            start, end = chunk.start + s, chunk.start + e
+            best = (hits, Citation(n=n, document_id=doc.id, title=doc.title, source=doc.source,
+                                   layer=doc.layer, chunk_id=chunk.id, start=start, end=end,
+                                   quote=doc.text[start:end]))
+    return best[1] if best is not None else None
