@@ -4,6 +4,9 @@ the whole command, then run again; the graph (sorted N-Quads) and every
 derived index must equal those of one uninterrupted run, no delete may be
 left pending, and a question must be answered.
 
+Derived data compared: chunk, entity and concept vectors, the lexical index,
+the concept index and the tag tree (with their manifests).
+
 The default suite kills each command at ``FAULT_POINTS`` points (3); set the
 environment variable to 20 or more for the full run (``make test-faults``).
 """
@@ -16,6 +19,7 @@ import random
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -72,6 +76,11 @@ def snapshot(root: Path) -> dict[str, object]:
                 order = np.argsort(data["ids"])
                 out[f"{kind} vectors"] = (list(data["ids"][order]),
                                           np.round(data["vectors"][order], 5).tobytes())
+    lexical = vectors / "lexical.sqlite"
+    if lexical.exists():
+        db = sqlite3.connect(lexical)
+        out["lexical index"] = sorted(db.execute("SELECT id, tokens FROM chunks").fetchall())
+        db.close()
     terms = vectors / "concept-terms"
     if (terms / "concepts.jsonl").exists():
         out["concept index valid"] = manifest_matches(terms)
