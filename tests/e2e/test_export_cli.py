@@ -23,7 +23,8 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def test_defect_11_export_does_not_overwrite_without_asking(workspace: Path, tmp_path: Path) -> None:
+def test_defect_11_export_does_not_overwrite_without_asking(workspace: Path,
+                                                          tmp_path: Path) -> None:
     target = tmp_path / "notes.ttl"
     target.write_text("my own file\n", encoding="utf-8")
     refused = runner.invoke(app, ["export", "-w", str(workspace), str(target)])
@@ -46,7 +47,8 @@ def test_defect_11_export_never_writes_over_the_workspace(workspace: Path) -> No
 
 
 @pytest.mark.parametrize("where", ["missing/graph.ttl", "."])
-def test_defect_10_export_to_a_bad_target_is_an_error(workspace: Path, tmp_path: Path, where: str) -> None:
+def test_defect_10_export_to_a_bad_target_is_an_error(workspace: Path, tmp_path: Path,
+                                                     where: str) -> None:
     result = runner.invoke(app, ["export", "-w", str(workspace), str(tmp_path / where)])
     assert result.exit_code == 1, result.output
     assert ("no directory" in result.output or "is a directory" in result.output)

@@ -14,7 +14,8 @@ from medkg.workspace import Workspace
     ("   ", "the question is empty"),
     ("x" * 100_000, "the question is 100,000 characters; at most 2,000"),
 ])
-def test_defect_14_15_bad_questions_are_refused_at_once(tmp_path: Path, question: str, message: str) -> None:
+def test_defect_14_15_bad_questions_are_refused_at_once(tmp_path: Path, question: str,
+                                                       message: str) -> None:
     """An empty question was refused only after ~16 s of model loading; a
     100k-character one took 220 s and 1.2 GB before an answer."""
     with Workspace.create(tmp_path / "ws") as ws:
