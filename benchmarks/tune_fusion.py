@@ -39,7 +39,7 @@ def main() -> None:
 
     from medkg.evaluation.qa import chunk_keys, qa_workspace, read_bioasq, score_ranking
     from medkg.retrieval.fusion import rrf
-    from medkg.retrieval.uretrieval import descend, prior
+    from medkg.retrieval.uretrieval import plan
 
     data = read_bioasq(args.dataset)
     items = read_bioasq(args.questions).items
@@ -50,14 +50,11 @@ def main() -> None:
         tree = ws.parts.tree()
         if tree is None:
             sys.exit("the workspace has no tag tree: run `medkg build`")
-        config, nlp = ws.settings.retrieval, ws.pipeline()
+        config = ws.settings.retrieval
         cached = []
         for n, item in enumerate(items):
-            d = descend(item.question, tree, ws.embedder, nlp, config)
-            sources = retriever.candidate_sources(
-                item.question, "u-retrieval", qvec=d.qvec,
-                tree=prior(tree, set(d.leaves), d.query))
-            cached.append((item, sources))
+            p = plan(item.question, retriever, tree, ws.embedder, config)
+            cached.append((item, {**p.prepared.sources, "tree": p.prior[: config.candidates]}))
             if n % 100 == 0:
                 print(f"{n}/{len(items)} questions", flush=True)
 

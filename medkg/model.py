@@ -190,6 +190,23 @@ class Entity(BaseModel):
         return f"{self.name}; {self.type}; {self.context}"
 
 
+class EntityBrief(BaseModel):
+    """What a question reads of an entity it reaches: its name, layer, type and
+    concepts, and where it is mentioned (chunk ids and the distinct surface texts),
+    without each mention's offsets and qualifiers, so that an entity mentioned
+    thousands of times is still cheap to read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    layer: Layer
+    name: str
+    type: str
+    concept_ids: list[str] = []
+    chunk_ids: list[str] = []  # the chunks that mention it, sorted
+    surface: list[str] = []  # the distinct texts it is mentioned by, sorted
+
+
 class Evidence(BaseModel):
     """Where a triple is stated: a chunk, document offsets and the exact quote."""
 

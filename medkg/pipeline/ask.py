@@ -76,8 +76,7 @@ def _retrieve(parts: Components, question: str, chosen: RetrievalMode,
     local = using or retriever(parts)
     tree = parts.tree() if chosen == "u-retrieval" else None
     if tree is not None:
-        return u_retrieve(question, local, tree, parts.embedder, parts.pipeline(),
-                          parts.settings.retrieval)
+        return u_retrieve(question, local, tree, parts.embedder, parts.settings.retrieval)
     answer = local.ask(question, mode="hybrid" if chosen == "u-retrieval" else chosen)
     if chosen == "u-retrieval":
         answer.trace.note = "no tag tree yet (run `medkg build`): hybrid search"

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from spacy.language import Language
+from spacy.tokens import Doc
 
 from medkg.config import RetrievalConfig, RetrievalMode
-from medkg.errors import NotFoundError, RetrievalError
+from medkg.errors import RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, Entity, LinkKind, Predicate, Triple
+from medkg.model import Chunk, EntityBrief, LinkKind, Predicate, Triple
 from medkg.retrieval.answer import Answer, Citation, Definition, Fact, is_heading
 from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
@@ -62,6 +63,19 @@ class Indexes:
     lexical: LexicalIndex | None = None
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A question made ready to answer (``LocalRetriever.prepare``)."""
+
+    question: str
+    mode: str
+    qvec: Matrix
+    concepts: list[str]
+    ctx: _Context
+    sources: dict[str, list[str]]  # each candidate source's ranking (fused modes)
+    single: list[tuple[str, float]] | None  # the one source's hits (single-source modes)
+
+
 GRAPH_MODES = frozenset({"local", "hybrid", "u-retrieval"})
 # The candidate sources each mode fuses (local keeps its own answer, see ``ask``).
 MODE_SOURCES: dict[str, tuple[str, ...]] = {
@@ -81,7 +95,7 @@ class _Context:
     triple ("... and what are its risks" -> metformin causes lactic acidosis).
     """
 
-    entities: dict[str, Entity]
+    entities: dict[str, EntityBrief]
     question_entities: set[str]
     intents: set[Predicate]
     triples: list[Triple]
@@ -130,7 +144,8 @@ class LocalRetriever:
         self._nlp = nlp
         self._config = config
         self._chunks: dict[str, Chunk] = {}
-        self._entity_cache: dict[str, Entity] = {}
+        self._entity_cache: dict[str, EntityBrief] = {}
+        self._parsed: dict[str, Doc] = {}  # the last few questions, parsed
         self._link_cache: dict[str, set[str]] = {}
 
     def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
@@ -146,6 +161,13 @@ class LocalRetriever:
 
         The trace holds the full candidate ranking (``retrieval.candidates``
         chunks) and the chunks the answer drew on."""
+        return self.answer(self.prepare(question, mode=mode, qvec=qvec), tree)
+
+    def prepare(self, question: str, *, mode: RetrievalMode = "local",
+                qvec: Matrix | None = None) -> Prepared:
+        """Everything about a question that does not depend on the tree's prior:
+        its concepts, the graph context and each candidate source's ranking. One
+        question prepared once can be answered with several priors."""
         question = check_question(question, self._config.max_question_chars)
         if mode not in MODE_SOURCES:
             raise RetrievalError(f"the local retriever does not answer in mode {mode!r}",
@@ -156,10 +178,36 @@ class LocalRetriever:
                 hint="run `medkg ingest FILES` and `medkg build` first",
             )
         qvec = self._embedder.embed([question])[0] if qvec is None else qvec
-        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
+        q_concepts = self.concepts_of(question)
         ctx = (self._gather(question, q_concepts, qvec) if mode in GRAPH_MODES
                else _Context({}, set(), set(), []))
-        ranking = self.rank(question, qvec, ctx, mode, tree)
+        n = self._config.candidates
+        if mode in ("vector", "local"):
+            single: list[tuple[str, float]] | None = self._idx.chunks.search(qvec, n)
+            sources: dict[str, list[str]] = {}
+        elif mode == "bm25":
+            single, sources = self._lexical().search(question, n), {}
+        else:
+            single, sources = None, self._sources(question, qvec, ctx, mode)
+        return Prepared(question, mode, qvec, q_concepts, ctx, sources, single)
+
+    def fuse(self, prepared: Prepared, tree: Sequence[str] | None = None
+             ) -> list[tuple[str, float]]:
+        """The candidate ranking of a prepared question: a mode of one source keeps
+        that source's order and scores; the others are fused (weighted RRF), the
+        tree's chunks (best first) being one more vote where given."""
+        if prepared.single is not None:
+            return prepared.single
+        sources = dict(prepared.sources)
+        if tree and "tree" in MODE_SOURCES[prepared.mode]:
+            sources["tree"] = list(tree)[: self._config.candidates]
+        return rrf(sources, self._config.fusion_weights, k=self._config.rrf_k,
+                   limit=self._config.candidates)
+
+    def answer(self, prepared: Prepared, tree: Sequence[str] | None = None) -> Answer:
+        """The extractive answer of a prepared question, with ``tree`` as the prior."""
+        question, mode, qvec, ctx = prepared.question, prepared.mode, prepared.qvec, prepared.ctx
+        ranking = self.fuse(prepared, tree)
         draw = [c for c, _ in ranking[: self._config.top_chunks]]
         items = self._candidates(ctx, draw)
         chosen, scores = self._rank(items, qvec, ctx)
@@ -177,9 +225,9 @@ class LocalRetriever:
             text=" ".join(parts),
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
-            definitions=self._definitions(q_concepts, facts, ctx),
+            definitions=self._definitions(prepared.concepts, facts, ctx),
             trace=Trace(
-                question_concepts=q_concepts,
+                question_concepts=prepared.concepts,
                 intents=sorted(p.value for p in ctx.intents),
                 focus_entities=sorted(f"{ctx.entities[e].name} ({ctx.entities[e].layer.value})"
                                       for e in ctx.focus if e in ctx.entities),
@@ -189,32 +237,26 @@ class LocalRetriever:
             ),
         )
 
-    def rank(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
-             tree: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """Every candidate source of ``mode``, ranked, then fused (RRF): at most
-        ``retrieval.candidates`` chunks, best first. A mode of one source keeps that
-        source's own order and scores."""
-        n = self._config.candidates
-        if mode in ("vector", "local"):
-            return self._idx.chunks.search(qvec, n)
-        if mode == "bm25":
-            return self._lexical().search(question, n)
-        sources = self._sources(question, qvec, ctx, mode, tree)
-        return rrf(sources, self._config.fusion_weights, k=self._config.rrf_k, limit=n)
+    def parse(self, question: str) -> Doc:
+        """The question through the pipeline, once (U-Retrieval needs it twice)."""
+        if question not in self._parsed:
+            if len(self._parsed) >= 64:
+                self._parsed.pop(next(iter(self._parsed)))
+            self._parsed[question] = self._nlp(question)
+        return self._parsed[question]
 
-    def candidate_sources(self, question: str, mode: RetrievalMode = "u-retrieval", *,
-                          qvec: Matrix | None = None, tree: Sequence[str] | None = None
-                          ) -> dict[str, list[str]]:
-        """Each candidate source's own ranking for a question (for tuning the fusion
-        weights on training questions, ``benchmarks/tune_fusion.py``)."""
-        question = check_question(question, self._config.max_question_chars)
-        qvec = self._embedder.embed([question])[0] if qvec is None else qvec
-        q_concepts = list(dict.fromkeys(e.kb_id_ for e in self._nlp(question).ents if e.kb_id_))
-        ctx = self._gather(question, q_concepts, qvec)
-        return self._sources(question, qvec, ctx, mode, tree)
+    def concepts_of(self, question: str) -> list[str]:
+        """The vocabulary concepts the pipeline finds in a question."""
+        return list(dict.fromkeys(e.kb_id_ for e in self.parse(question).ents if e.kb_id_))
 
-    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
-                 tree: Sequence[str] | None) -> dict[str, list[str]]:
+    def fact_names(self, prepared: Prepared) -> set[str]:
+        """The lower-cased names of the entities in the facts an answer would list."""
+        ctx = prepared.ctx
+        return {ctx.entities[e].name.lower() for t in self._fact_triples(ctx)
+                for e in (t.head, t.tail)}
+
+    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str
+                 ) -> dict[str, list[str]]:
         n = self._config.candidates
         wanted = MODE_SOURCES[mode]
         dense = [c for c, _ in self._idx.chunks.search(qvec, n)]
@@ -225,8 +267,6 @@ class LocalRetriever:
             sources["dense"] = dense
         if "graph" in wanted:
             sources["graph"] = self._graph_chunks(ctx, dense)[:n]
-        if "tree" in wanted and tree:
-            sources["tree"] = list(tree)[:n]
         return sources
 
     def _lexical(self) -> LexicalIndex:
@@ -246,25 +286,22 @@ class LocalRetriever:
                 best[ev.chunk_id] = max(best.get(ev.chunk_id, float("-inf")), relevance)
         for eid in ctx.question_entities:
             entity = ctx.entities.get(eid)
-            for m in entity.mentions if entity is not None else []:
-                best[m.chunk_id] = max(best.get(m.chunk_id, float("-inf")), 1.0)
+            for chunk_id in entity.chunk_ids if entity is not None else []:
+                best[chunk_id] = max(best.get(chunk_id, float("-inf")), 1.0)
         position = {c: i for i, c in enumerate(dense)}
         return sorted(best, key=lambda c: (-best[c], position.get(c, len(position)), c))
 
     # -- gathering ------------------------------------------------------------------
 
-    def _fetch(self, ids: Iterable[str]) -> dict[str, Entity]:
+    def _fetch(self, ids: Iterable[str]) -> dict[str, EntityBrief]:
         """These entities, read once per retriever (a question reads the entities
-        it reaches, never every entity of the workspace)."""
-        out: dict[str, Entity] = {}
-        for eid in dict.fromkeys(ids):
-            if eid not in self._entity_cache:
-                try:
-                    self._entity_cache[eid] = self._store.entity(eid)
-                except NotFoundError:
-                    continue
-            out[eid] = self._entity_cache[eid]
-        return out
+        it reaches, never every entity of the workspace, and of each only its
+        name, concepts and where it is mentioned)."""
+        wanted = list(dict.fromkeys(ids))
+        missing = [e for e in wanted if e not in self._entity_cache]
+        if missing:
+            self._entity_cache.update((b.id, b) for b in self._store.entity_briefs(missing))
+        return {e: self._entity_cache[e] for e in wanted if e in self._entity_cache}
 
     def _linked(self, entity_id: str) -> set[str]:
         """Entities one link away that stand for the same thing: the literature
@@ -355,7 +392,7 @@ class LocalRetriever:
         # name a question entity or a direct neighbour, or be the evidence of a triple
         # that touches one ("side effects of warfarin" does not cite metformin's).
         names = {n.lower() for e in ctx.focus if e in ctx.entities
-                 for n in (ctx.entities[e].name, *(m.text for m in ctx.entities[e].mentions[:50]))
+                 for n in (ctx.entities[e].name, *ctx.entities[e].surface[:50])
                  if len(n) > 2}
         about = {t.id for t in ctx.triples if {t.head, t.tail} & ctx.focus}
         on_topic = [not names or bool(c.triples & about)
@@ -387,15 +424,18 @@ class LocalRetriever:
             )
         return citations[key]
 
+    def _fact_triples(self, ctx: _Context) -> list[Triple]:
+        """The triples an answer lists as facts, most relevant first."""
+        relevant = [t for t in ctx.triples if {t.head, t.tail} & ctx.focus] or ctx.triples
+        ranked = sorted(relevant, key=lambda t: (-ctx.relevance(t), t.id))
+        return [t for t in ranked[: self._config.max_citations * 2]
+                if t.head in ctx.entities and t.tail in ctx.entities]
+
     def _facts(
         self, ctx: _Context, citations: dict[tuple[str, int, int], Citation]
     ) -> list[Fact]:
-        relevant = [t for t in ctx.triples if {t.head, t.tail} & ctx.focus] or ctx.triples
-        ranked = sorted(relevant, key=lambda t: (-ctx.relevance(t), t.id))
         facts = []
-        for t in ranked[: self._config.max_citations * 2]:
-            if t.head not in ctx.entities or t.tail not in ctx.entities:
-                continue
+        for t in self._fact_triples(ctx):
             refs = [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
                     for ev in t.evidence[:2]]
             facts.append(Fact(

@@ -49,7 +49,7 @@ class Trace(BaseModel):
     tree_path: list[TreeLevel] | None = None
     scope_chunks: int | None = None  # chunks under the chosen groups (a prior, not a filter)
     refinement: list[RefinementStep] | None = None
-    draft_citations: list[str] | None = None
+    draft_ranking: list[str] | None = None  # the fused ranking's head with the first scope
     # the answer engine, and anything else worth saying
     generation: list[str] | None = None
     note: str | None = None

@@ -6,12 +6,12 @@
    similar nodes) down to the groups of chunks; their chunks are the scope.
 3. The scope is a prior, not a filter: its chunks, most similar first, are one
    more vote in the hybrid fusion (lexical, dense and graph candidates), so a
-   gold chunk outside the chosen groups can still be ranked. The local
-   retriever drafts an answer from the fused ranking.
+   gold chunk outside the chosen groups can still be ranked. The fused
+   ranking is the draft.
 4. Bottom-up: from the group of the draft's best chunk, each ancestor's
-   summary is compared with the question's tags and the draft's facts; an
+   summary is compared with the question's tags and the facts' names; an
    ancestor that shares terms with them widens the scope to its chunks, and
-   the answer is drawn again with the wider scope as the prior.
+   the answer is drawn with the wider scope as the prior.
 
 The answer carries the path through the tree and every refinement step in
 its trace.
@@ -22,20 +22,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from spacy.language import Language
+from spacy.tokens import Doc
 
 from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.retrieval.answer import Answer
-from medkg.retrieval.local import LocalRetriever
+from medkg.retrieval.local import LocalRetriever, Prepared
 from medkg.retrieval.tags import TagSummary, category_of_group
 from medkg.retrieval.tagtree import TagTree
 from medkg.retrieval.trace import RefinementStep, TreeLevel
 
 
-def query_tags(question: str, nlp: Language) -> TagSummary:
+def query_tags(doc: Doc) -> TagSummary:
+    """The question's tags: its entities (of the parsed question ``doc``) by category."""
     tags: dict[str, list[str]] = {}
-    for ent in nlp(question).ents:
+    for ent in doc.ents:
         category = category_of_group(ent.label_)
         if category is not None and ent.text not in tags.setdefault(category, []):
             tags[category].append(ent.text)
@@ -53,9 +54,10 @@ class Descent:
     path: list[TreeLevel]
 
 
-def descend(question: str, tree: TagTree, embedder: Embedder, nlp: Language,
+def descend(question: str, doc: Doc, tree: TagTree, embedder: Embedder,
             config: RetrievalConfig) -> Descent:
-    tags = query_tags(question, nlp)
+    """The top-down pass for a question (``doc``: the question parsed)."""
+    tags = query_tags(doc)
     texts = [question, tags.text()] if tags else [question]
     vectors = embedder.embed(texts)
     query = np.mean(vectors, axis=0).astype(np.float32)
@@ -71,18 +73,33 @@ def prior(tree: TagTree, chunk_ids: set[str], query: Matrix) -> list[str]:
     return sorted(score, key=lambda c: (-score[c], c))
 
 
-def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Embedder,
-               nlp: Language, config: RetrievalConfig) -> Answer:
-    """U-Retrieval with ``config.tree_beam`` nodes per level and the scope widened
-    bottom-up to at most ``config.max_scope`` chunks."""
-    d = descend(question, tree, embedder, nlp, config)
-    tags, qvec, tree_query, leaves, path = d.tags, d.qvec, d.query, d.leaves, d.path
-    scope = set(leaves)
-    draft = local.ask(question, mode="u-retrieval", qvec=qvec,
-                      tree=prior(tree, scope, tree_query))
-    terms = tags.terms() | {n.lower() for f in draft.facts for n in (f.head, f.tail)}
+@dataclass(frozen=True)
+class Plan:
+    """U-Retrieval up to the answer: the prepared question, the tree's prior after
+    the bottom-up refinement, and what the trace reports of both passes."""
+
+    descent: Descent
+    prepared: Prepared
+    prior: list[str]
+    scope: int
+    steps: list[RefinementStep]
+    draft: list[str]
+
+
+def plan(question: str, local: LocalRetriever, tree: TagTree, embedder: Embedder,
+         config: RetrievalConfig) -> Plan:
+    """Top-down, then bottom-up. The question is prepared once (graph context,
+    lexical and dense candidates); the draft is the fused ranking with the first
+    scope as the prior; ancestors of its best chunk that share terms with the
+    question's tags or the facts' names widen the scope (to at most
+    ``config.max_scope`` chunks)."""
+    d = descend(question, local.parse(question), tree, embedder, config)
+    prepared = local.prepare(question, mode="u-retrieval", qvec=d.qvec)
+    scope = set(d.leaves)
+    draft = [c for c, _ in local.fuse(prepared, prior(tree, scope, d.query))]
+    terms = d.tags.terms() | local.fact_names(prepared)
     steps: list[RefinementStep] = []
-    ranked = [c for c in draft.trace.retrieved_chunks if c in tree.nodes]
+    ranked = [c for c in draft if c in tree.nodes]
     if ranked:
         for ancestor in tree.ancestors(ranked[0]):
             node = tree.nodes[ancestor]
@@ -94,12 +111,17 @@ def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Em
                 step.added_chunks = len(under - scope)
                 scope |= under
             steps.append(step)
-    answer = draft
-    if len(scope) > len(leaves):
-        answer = local.ask(question, mode="u-retrieval", qvec=qvec,
-                           tree=prior(tree, scope, tree_query))
-    answer.trace = answer.trace.model_copy(update={
-        "query_tags": tags.tags, "tree_path": path, "scope_chunks": len(scope),
-        "refinement": steps, "draft_citations": [c.chunk_id for c in draft.citations]})
-    return answer
+    return Plan(d, prepared, prior(tree, scope, d.query), len(scope), steps,
+                draft[: config.top_chunks])
 
+
+def u_retrieve(question: str, local: LocalRetriever, tree: TagTree, embedder: Embedder,
+               config: RetrievalConfig) -> Answer:
+    """U-Retrieval with ``config.tree_beam`` nodes per level: the plan, then the
+    answer drawn once with the refined scope as the prior."""
+    p = plan(question, local, tree, embedder, config)
+    answer = local.answer(p.prepared, p.prior)
+    answer.trace = answer.trace.model_copy(update={
+        "query_tags": p.descent.tags.tags, "tree_path": p.descent.path,
+        "scope_chunks": p.scope, "refinement": p.steps, "draft_ranking": p.draft})
+    return answer

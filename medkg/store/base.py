@@ -13,7 +13,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from medkg.model import Chunk, Concept, Document, Entity, Layer, Link, LinkKind, Triple
+from medkg.model import (
+    Chunk,
+    Concept,
+    Document,
+    Entity,
+    EntityBrief,
+    Layer,
+    Link,
+    LinkKind,
+    Triple,
+)
 
 
 @dataclass
@@ -99,7 +109,8 @@ class GraphStore(Protocol):
     def entity(self, entity_id: str) -> Entity: ...
     def entity_ids(self) -> set[str]: ...
     def entities(self, layer: Layer) -> list[Entity]: ...
-    def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[Entity]: ...
+    def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[EntityBrief]: ...
+    def entity_briefs(self, entity_ids: Iterable[str]) -> list[EntityBrief]: ...
     def add_triples(self, triples: Iterable[Triple]) -> None: ...
     def triples(
         self, layer: Layer | None = None, entity_ids: Iterable[str] | None = None

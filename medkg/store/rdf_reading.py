@@ -20,6 +20,7 @@ from medkg.model import (
     Concept,
     Document,
     Entity,
+    EntityBrief,
     Evidence,
     Layer,
     Link,
@@ -50,6 +51,28 @@ def _one(props: Props, pred: URIRef, default: Any = None) -> Any:
 
 def _strs(props: Props, pred: URIRef) -> list[str]:
     return sorted(str(v) for v in props.get(pred, []))
+
+
+_BATCH = 400  # ids per VALUES block
+_IRI_UNSAFE = frozenset('<>"{}|^`\\ \t\n\r')
+
+
+def _batches(items: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), _BATCH):
+        yield items[start : start + _BATCH]
+
+
+def _iri(value: str) -> str:
+    """An IRI of a data node, written into a query. Every such IRI is minted by
+    :class:`IRIs` from content ids; anything that could end the term is refused."""
+    if not value or _IRI_UNSAFE & set(value):
+        raise StoreError(f"not a node IRI of this store: {value!r}")
+    return f"<{value}>"
+
+
+def _int(node: Any) -> int:
+    """An integer a query returned (a typed literal)."""
+    return int(node.toPython() if isinstance(node, Literal) else node)
 
 
 def _is_true(node: Node | None) -> bool:
@@ -246,13 +269,50 @@ class RDFReader:
             raise NotFoundError("entity", entity_id)
         return self._entity_from(props)
 
-    def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[Entity]:
+    def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[EntityBrief]:
         """Every user or literature entity normalised to one of these concepts."""
-        nodes: set[URIRef] = set()
-        for cid in dict.fromkeys(concept_ids):
-            nodes.update(URIRef(str(e)) for e, _p, _o, _g
-                         in self._ds.quads((None, MKG.conceptId, Literal(cid), None)))
-        return [self._entity_from(self._props(n)) for n in sorted(nodes)]
+        wanted = list(dict.fromkeys(concept_ids))
+        nodes: set[str] = set()
+        for batch in _batches(wanted):
+            rows = self._ds.query(
+                "SELECT DISTINCT ?e WHERE { VALUES ?c { "
+                + " ".join(Literal(c).n3() for c in batch)
+                + f" }} GRAPH ?g {{ ?e {MKG.conceptId.n3()} ?c }} }}")
+            nodes.update(str(row[0]) for row in rows)  # type: ignore[index]
+        return self._briefs(sorted(nodes))
+
+    def entity_briefs(self, entity_ids: Iterable[str]) -> list[EntityBrief]:
+        return self._briefs([str(self.iris.node("entity", e)) for e in dict.fromkeys(entity_ids)])
+
+    def _briefs(self, nodes: list[str]) -> list[EntityBrief]:
+        """Two queries per batch, evaluated inside the store: the entities' own
+        fields, then their mentions' (chunk, text) pairs (a mention node lives in
+        its entity's graph); no mention's offsets or qualifiers are read."""
+        fields: dict[str, dict[str, Any]] = {}
+        chunks: dict[str, set[str]] = defaultdict(set)
+        surface: dict[str, set[str]] = defaultdict(set)
+        for batch in _batches(nodes):
+            values = "VALUES ?e { " + " ".join(_iri(n) for n in batch) + " } "
+            for e, eid, name, layer, group, cid in self._ds.query(  # type: ignore[misc]
+                    "SELECT ?e ?id ?name ?layer ?type ?cid WHERE { " + values
+                    + f"GRAPH ?g {{ ?e a {MKG.Entity.n3()} ; {MKG.id.n3()} ?id ; "
+                    f"{SKOS.prefLabel.n3()} ?name ; {MKG.layer.n3()} ?layer ; "
+                    f"{MKG.semanticGroup.n3()} ?type . "
+                    f"OPTIONAL {{ ?e {MKG.conceptId.n3()} ?cid }} }} }}"):
+                entry = fields.setdefault(str(e), {"id": str(eid), "layer": Layer(str(layer)),
+                                                   "name": str(name), "type": str(group),
+                                                   "concept_ids": set()})
+                if cid is not None:
+                    entry["concept_ids"].add(str(cid))
+            for e, chunk, text in self._ds.query(  # type: ignore[misc]
+                    "SELECT ?e ?chunk ?text WHERE { " + values
+                    + f"GRAPH ?g {{ ?e {MKG.mention.n3()} ?m . "
+                    f"?m {MKG.chunk.n3()} ?chunk ; {MKG.text.n3()} ?text }} }}"):
+                chunks[str(e)].add(self._id_of(chunk))
+                surface[str(e)].add(str(text))
+        return [EntityBrief(**{**f, "concept_ids": sorted(f["concept_ids"])},
+                            chunk_ids=sorted(chunks[n]), surface=sorted(surface[n]))
+                for n, f in sorted(fields.items(), key=lambda kv: kv[1]["id"])]
 
     def entities(self, layer: Layer) -> list[Entity]:
         return self._read_all(self.iris.graph(layer), MKG.Entity, self._entity_from)
@@ -334,7 +394,7 @@ class RDFReader:
             "VALUES ?t { " + " ".join(t.n3() for t in types) + " } "
             "GRAPH ?g { ?s a ?t } } GROUP BY ?g ?t")
         for g, t, n in rows:  # type: ignore[misc]
-            found[(str(g), str(t))] = int(n)
+            found[(str(g), str(t))] = _int(n)
 
         def count(rdf_type: URIRef, layer: Layer | str) -> int:
             return found.get((str(self.iris.graph(layer)), str(rdf_type)), 0)
@@ -346,7 +406,8 @@ class RDFReader:
                      for layer in (Layer.USER, Layer.LITERATURE)}
         named = self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
         default = self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
-        quads = sum(int(row[0]) for result in (named, default) for row in result)  # type: ignore[index]
+        quads = sum(_int(row[0]) for result in (named, default)  # type: ignore[index,misc]
+                    for row in result)
         return StoreCounts(quads=quads,
                            user=per_layer[Layer.USER], literature=per_layer[Layer.LITERATURE],
                            concepts=count(SKOS.Concept, Layer.VOCABULARY),

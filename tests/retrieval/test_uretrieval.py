@@ -16,7 +16,7 @@ QUESTION = "What are the side effects of lisinopril?"
 def _run(ws: Workspace, config: RetrievalConfig):  # type: ignore[no-untyped-def]
     tree = ws.parts.tree()
     assert tree is not None, "the build made a tag tree"
-    return tree, u_retrieve(QUESTION, ws.retriever(), tree, ws.embedder, ws.pipeline(), config)
+    return tree, u_retrieve(QUESTION, ws.retriever(), tree, ws.embedder, config)
 
 
 def test_descent_is_top_down_within_the_beam(small_ws: Workspace) -> None:
@@ -47,7 +47,7 @@ def test_scope_and_refinement_respect_max_scope(small_ws: Workspace) -> None:
 
 
 def test_question_tags_come_from_the_question(small_ws: Workspace) -> None:
-    tags = query_tags(QUESTION, small_ws.pipeline())
+    tags = query_tags(small_ws.pipeline()(QUESTION))
     assert tags.tags == {"medications_and_doses": ["lisinopril"]}
     _tree, answer = _run(small_ws, RetrievalConfig())
     assert answer.trace.query_tags == tags.tags

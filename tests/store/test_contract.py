@@ -144,6 +144,26 @@ def test_entities_merge_mentions_across_writes(store: GraphStore) -> None:
     assert store.entities(Layer.USER) == []
 
 
+def test_entity_briefs_say_where_an_entity_is_mentioned(store: GraphStore) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    drug = drug.model_copy(update={"mentions": [*drug.mentions, Mention(
+        chunk_id=chunks[1].id, document_id=doc.id, start=40, end=49, text="Metformin")]})
+    user = entity("metformin", "CHEM", doc, chunks[1], 40, layer=Layer.USER)
+    other = entity("type 2 diabetes", "DISO", doc, chunks[0], 17)
+    store.add_entities([drug, user, other])
+    (brief,) = store.entity_briefs([drug.id, "no-such-entity"])
+    assert (brief.id, brief.layer, brief.name, brief.type) == (
+        drug.id, Layer.LITERATURE, "metformin", "CHEM")
+    assert brief.concept_ids == ["MEDKG:metformin"]
+    assert brief.chunk_ids == sorted(c.id for c in chunks)
+    assert brief.surface == ["Metformin", "metformin"]
+    found = store.entities_of_concepts(["MEDKG:metformin", 'x" } DROP ALL ; #'])
+    assert sorted(b.id for b in found) == sorted([drug.id, user.id])
+    assert store.entities_of_concepts([]) == [] and store.entity_briefs([]) == []
+
+
 def test_triples_keep_evidence_qualifiers_and_best_confidence(store: GraphStore) -> None:
     doc, chunks = doc_and_chunks()
     store.add_document(doc, chunks)
