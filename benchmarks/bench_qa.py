@@ -43,7 +43,14 @@ def main() -> None:
     if not args.dataset.exists():
         sys.exit(f"skip: {args.dataset} not found (the ../shared checkout is absent)")
 
-    from medkg.evaluation.qa import READERS, chunk_keys, qa_workspace, rouge, score_answers
+    from medkg.evaluation.qa import (
+        READERS,
+        chunk_keys,
+        qa_workspace,
+        question_terms,
+        rouge,
+        score_answers,
+    )
     from medkg.retrieval.answer import Answer
     from medkg.workspace import Workspace
 
@@ -71,9 +78,19 @@ def main() -> None:
                 times[mode][item.id] = (time.perf_counter() - t) * 1000
             if n % 50 == 0:
                 print(f"{n}/{len(items)} questions", flush=True)
+        # The on-topic measure uses one set of terms per question for every mode: the
+        # question's concepts and their neighbours in a graph mode's facts.
+        graph_mode = next((m for m in modes if m in ("u-retrieval", "hybrid", "local")), None)
+        terms = None
+        if graph_mode is not None:
+            def names_of(cid: str) -> list[str]:
+                c = ws.store.concept(cid)
+                return [c.name, *c.synonyms]
+
+            terms = [question_terms(answers[graph_mode][i.id], names_of) for i in items]
         reports = {m: score_answers(items, [answers[m][i.id] for i in items],
                                     [times[m][i.id] for i in items], keys.get, m,
-                                    len(data.documents), len(keys)) for m in modes}
+                                    len(data.documents), len(keys), terms) for m in modes}
         baseline = None
         if "vector" in modes and any(i.ideal for i in items):
             # The answer baseline: the first three snippets of vector search, as they are.
@@ -113,6 +130,16 @@ def main() -> None:
             hit = a.get("exact_hit_rate")
             print(f"| {mode} | " + " | ".join(cells) +
                   f" | {'n/a' if hit is None else f'{hit:.3f}'} |")
+    if terms is not None:
+        print(f"\nOn topic: the share of answer sentences that name a question concept or a "
+              f"direct neighbour of one in the {graph_mode} answer's facts (questions with such "
+              "terms only):")
+        print("| mode | on-topic share | questions |")
+        print("|---|---|---|")
+        for mode, r in reports.items():
+            share = r.answers.get("on_topic_share")
+            print(f"| {mode} | {'n/a' if share is None else f'{share:.3f}'} | "
+                  f"{r.answers.get('on_topic_questions')} |")
     (args.workspace / "bench_qa.json").write_text(
         json.dumps({m: r.model_dump() for m, r in reports.items()}, indent=1),
         encoding="utf-8")

@@ -224,9 +224,36 @@ def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
     return score_answers(items, answers, latencies, document_key, mode, documents, chunks)
 
 
+def question_terms(answer: Answer, names_of: Callable[[str], Sequence[str]]) -> frozenset[str]:
+    """What an on-topic sentence names: the question's concepts (every name the
+    vocabulary gives them, ``names_of``) and their direct neighbours in the facts
+    the answer lists (the other end of a fact that touches a question concept)."""
+    own = {n.lower() for cid in answer.trace.question_concepts for n in names_of(cid)}
+    out = set(own)
+    for f in answer.facts:
+        ends = (f.head.lower(), f.tail.lower())
+        if ends[0] in own or ends[1] in own:
+            out.update(ends)
+    return frozenset(t for t in out if len(t) > 2)
+
+
+def on_topic_share(answer: Answer, terms: frozenset[str]) -> float | None:
+    """The share of the answer's sentences that name one of ``terms`` (whole words,
+    any case); ``None`` for a question without terms or an answer without sentences."""
+    if not terms or not answer.sentences:
+        return None
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in sorted(terms))
+                         + r")(?!\w)", re.IGNORECASE)
+    return sum(1 for s in answer.sentences if pattern.search(s.text)) / len(answer.sentences)
+
+
 def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
                   latencies_ms: Sequence[float], document_key: Callable[[str], str | None],
-                  mode: str, documents: int, chunks: int) -> QAReport:
+                  mode: str, documents: int, chunks: int,
+                  terms: Sequence[frozenset[str]] | None = None) -> QAReport:
+    """Retrieval (the full ranking), citation precision, yes/no accuracy, ROUGE
+    against the ideal answers, exact-answer hits, latency and, given each
+    question's ``terms`` (:func:`question_terms`), the on-topic share."""
     recalls, rrs, ndcgs, precisions = [], [], [], []
     yn_total = yn_right = yn_answered = 0
     for item, answer in zip(items, answers, strict=True):
@@ -259,6 +286,11 @@ def score_answers(items: Sequence[QAItem], answers: Sequence[Answer],
     if exact_items:
         by_type["exact_hit_rate"] = round(
             sum(exact_hit(i, a) for i, a in exact_items) / len(exact_items), 4)
+    if terms is not None:
+        shares = [x for a, t in zip(answers, terms, strict=True)
+                  if (x := on_topic_share(a, t)) is not None]
+        by_type["on_topic_share"] = round(sum(shares) / len(shares), 4) if shares else None
+        by_type["on_topic_questions"] = len(shares)
     return QAReport(
         questions=len(items), mode=mode, documents=documents, chunks=chunks,
         retrieval={"recall@10": round(sum(recalls) / n, 4), "mrr": round(sum(rrs) / n, 4),

@@ -27,6 +27,14 @@ class Citation(BaseModel):
     quote: str
 
 
+class AnswerSentence(BaseModel):
+    """One sentence of the extractive answer: a quote, its citation, its layer."""
+
+    text: str
+    citation: int
+    layer: Layer
+
+
 class Fact(BaseModel):
     triple_id: str
     head_id: str
@@ -38,6 +46,11 @@ class Fact(BaseModel):
     confidence: float
     qualifiers: Qualifiers
     citations: list[int]
+    # MedGraphRAG's [entity, source, definition]: for a user-layer fact, the
+    # literature facts it refers to (triple ids of facts in the same answer) and
+    # the vocabulary concepts that define its two ends.
+    literature: list[str] = Field(default_factory=list)
+    defined_by: list[str] = Field(default_factory=list)
 
 
 class Definition(BaseModel):
@@ -54,6 +67,7 @@ class Answer(BaseModel):
     citations: list[Citation]
     facts: list[Fact]
     definitions: list[Definition]
+    sentences: list[AnswerSentence] = Field(default_factory=list)  # the extractive answer's
     trace: Trace = Field(default_factory=Trace)  # what was searched and used
 
     @field_serializer("trace")
@@ -61,21 +75,34 @@ class Answer(BaseModel):
         return trace.model_dump(mode="json", exclude_none=True)
 
     def render(self) -> str:
-        """Plain-text rendering for a terminal."""
-        lines = [f"Q: {self.question}", "", self.text or "(no answer found in this workspace)"]
-        if self.facts:
-            lines += ["", "Facts from the graph:"]
-            for f in self.facts:
-                flags = [k for k in ("negated", "uncertain", "hypothetical", "historical")
-                         if getattr(f.qualifiers, k)]
-                if f.qualifiers.experiencer != "patient":
-                    flags.append(f"experiencer={f.qualifiers.experiencer}")
-                note = f" ({', '.join(flags)})" if flags else ""
-                refs = "".join(f"[{n}]" for n in f.citations)
-                lines.append(
-                    f"  - {f.head} —{f.predicate.value}→ {f.tail}{note}"
-                    f"  [{f.layer.value}, conf {f.confidence:.2f}] {refs}"
-                )
+        """Plain-text rendering for a terminal: the answer (by layer where it draws on
+        both the user's documents and the literature), the facts (each user fact with
+        the literature fact it refers to and what defines it), definitions, sources."""
+        lines = [f"Q: {self.question}", ""]
+        layers = {s.layer for s in self.sentences}
+        if len(layers) > 1 and not self.mode.endswith("+llm"):
+            for layer in (Layer.USER, Layer.LITERATURE):
+                mine = [s for s in self.sentences if s.layer is layer]
+                if mine:
+                    lines += [_LAYER_HEADING[layer],
+                              *(f"  {s.text} [{s.citation}]" for s in mine)]
+        else:
+            lines.append(self.text or "(no answer found in this workspace)")
+        by_id = {f.triple_id: f for f in self.facts}
+        defined = {d.concept_id: d for d in self.definitions}
+        for layer in (Layer.USER, Layer.LITERATURE):
+            facts = [f for f in self.facts if f.layer is layer]
+            if not facts:
+                continue
+            lines += ["", f"Facts {_LAYER_FROM[layer]}:"]
+            for f in facts:
+                lines.append(f"  - {_fact_line(f)}")
+                for tid in f.literature:
+                    if tid in by_id:
+                        lines.append(f"      in the literature: {_fact_line(by_id[tid])}")
+                terms = [defined[c].term for c in f.defined_by if c in defined]
+                if layer is Layer.USER and terms:
+                    lines.append(f"      defined: {', '.join(terms)}")
         if self.definitions:
             lines += ["", "Definitions:"]
             for d in self.definitions:
@@ -116,6 +143,21 @@ class Answer(BaseModel):
         if t.note:
             lines.append(f"  note: {t.note}")
         return "\n".join(lines)
+
+
+_LAYER_HEADING = {Layer.USER: "In your documents:", Layer.LITERATURE: "In the literature:"}
+_LAYER_FROM = {Layer.USER: "from your documents", Layer.LITERATURE: "from the literature"}
+
+
+def _fact_line(f: Fact) -> str:
+    flags = [k for k in ("negated", "uncertain", "hypothetical", "historical")
+             if getattr(f.qualifiers, k)]
+    if f.qualifiers.experiencer != "patient":
+        flags.append(f"experiencer={f.qualifiers.experiencer}")
+    note = f" ({', '.join(flags)})" if flags else ""
+    refs = "".join(f"[{n}]" for n in f.citations)
+    return (f"{f.head} —{f.predicate.value}→ {f.tail}{note}"
+            f"  [{f.layer.value}, conf {f.confidence:.2f}] {refs}")
 
 
 def is_heading(text: str) -> bool:

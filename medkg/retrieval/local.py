@@ -27,8 +27,15 @@ from medkg.config import RetrievalConfig, RetrievalMode
 from medkg.errors import RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, EntityBrief, LinkKind, Predicate, Triple
-from medkg.retrieval.answer import Answer, Citation, Definition, Fact, is_heading
+from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Triple
+from medkg.retrieval.answer import (
+    Answer,
+    AnswerSentence,
+    Citation,
+    Definition,
+    Fact,
+    is_heading,
+)
 from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
 from medkg.retrieval.lexical import LexicalIndex
@@ -147,6 +154,7 @@ class LocalRetriever:
         self._entity_cache: dict[str, EntityBrief] = {}
         self._parsed: dict[str, Doc] = {}  # the last few questions, parsed
         self._link_cache: dict[str, set[str]] = {}
+        self._definition_cache: dict[str, list[str]] = {}
 
     def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
             tree: Sequence[str] | None = None) -> Answer:
@@ -212,8 +220,10 @@ class LocalRetriever:
         items = self._candidates(ctx, draw)
         chosen, scores = self._rank(items, qvec, ctx)
         citations: dict[tuple[str, int, int], Citation] = {}
-        parts = [f"{s.text} [{self._cite(citations, s.chunk, s.start, s.end).n}]"
-                 for s in chosen]
+        sentences = []
+        for s in chosen:
+            cited = self._cite(citations, s.chunk, s.start, s.end)
+            sentences.append(AnswerSentence(text=s.text, citation=cited.n, layer=cited.layer))
         facts = self._facts(ctx, citations)
         used = _chunk_ranking(items, scores, chosen)
         ranked = [c for c, _ in ranking]
@@ -222,10 +232,11 @@ class LocalRetriever:
         return Answer(
             question=question,
             mode=mode,
-            text=" ".join(parts),
+            text=" ".join(f"{x.text} [{x.citation}]" for x in sentences),
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
-            definitions=self._definitions(prepared.concepts, facts, ctx),
+            definitions=self._definitions(prepared.concepts, facts),
+            sentences=sentences,
             trace=Trace(
                 question_concepts=prepared.concepts,
                 intents=sorted(p.value for p in ctx.intents),
@@ -375,8 +386,10 @@ class LocalRetriever:
         vectors = self._embedder.embed([c.sentence.text for c in items])
         scores = vectors @ qvec + TRIPLE_BONUS * np.array([c.bonus for c in items])
         limit = self._config.max_citations
+        # The user's own documents first among equally relevant facts: a clinician
+        # asking about a drug wants what their notes say of it beside the literature.
         wanted = sorted((t for t in ctx.triples if ctx.relevance(t) >= FACT_FIRST),
-                        key=lambda t: (-ctx.relevance(t), t.id))
+                        key=lambda t: (-ctx.relevance(t), t.layer is not Layer.USER, t.id))
         order: list[int] = []
         covered: set[str] = set()
         for t in wanted:
@@ -434,8 +447,17 @@ class LocalRetriever:
     def _facts(
         self, ctx: _Context, citations: dict[tuple[str, int, int], Citation]
     ) -> list[Fact]:
+        """The facts an answer lists; a user-layer fact names the literature facts it
+        refers to (same predicate, both ends linked across the layers) and the
+        concepts that define its ends, adding those literature facts if missing."""
+        triples = self._fact_triples(ctx)
+        listed = {t.id for t in triples}
+        for t in list(triples):
+            if t.layer is Layer.USER:
+                triples += [x for x in self._literature_of(ctx, t) if x.id not in listed]
+                listed |= {t.id for t in triples}
         facts = []
-        for t in self._fact_triples(ctx):
+        for t in triples:
             refs = [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
                     for ev in t.evidence[:2]]
             facts.append(Fact(
@@ -443,18 +465,36 @@ class LocalRetriever:
                 head=ctx.entities[t.head].name, predicate=t.predicate,
                 tail=ctx.entities[t.tail].name, layer=t.layer, confidence=t.confidence,
                 qualifiers=t.qualifiers, citations=refs,
+                literature=([x.id for x in self._literature_of(ctx, t)]
+                            if t.layer is Layer.USER else []),
+                defined_by=[c for e in (t.head, t.tail) for c in self._defined_by(e)],
             ))
         return facts
 
-    def _definitions(
-        self, q_concepts: list[str], facts: list[Fact], ctx: _Context
-    ) -> list[Definition]:
+    def _literature_of(self, ctx: _Context, t: Triple) -> list[Triple]:
+        """The literature triples a user triple refers to: the same predicate between
+        the literature entities its two ends are linked to."""
+        heads, tails = self._linked(t.head), self._linked(t.tail)
+        return sorted((x for x in ctx.triples if x.layer is Layer.LITERATURE
+                       and x.predicate == t.predicate and x.head in heads and x.tail in tails
+                       and x.head in ctx.entities and x.tail in ctx.entities),
+                      key=lambda x: (-x.confidence, x.id))
+
+    def _defined_by(self, entity_id: str) -> list[str]:
+        """The concepts defining an entity: its own ``definition_of`` links, else
+        those of the entities it is linked to (a user entity's literature one)."""
+        if entity_id not in self._definition_cache:
+            own = [x.target for x in self._store.links(source=entity_id,
+                                                       kind=LinkKind.DEFINITION_OF)]
+            if not own:
+                own = [x.target for other in sorted(self._linked(entity_id))
+                       for x in self._store.links(source=other, kind=LinkKind.DEFINITION_OF)]
+            self._definition_cache[entity_id] = list(dict.fromkeys(own))
+        return self._definition_cache[entity_id]
+
+    def _definitions(self, q_concepts: list[str], facts: list[Fact]) -> list[Definition]:
         """Definitions of the question's terms, then of the terms in the facts shown."""
-        concept_ids = list(q_concepts)
-        for entity_id in dict.fromkeys(e for f in facts for e in (f.head_id, f.tail_id)):
-            for link in self._store.links(source=entity_id, kind=LinkKind.DEFINITION_OF):
-                if link.target not in concept_ids:
-                    concept_ids.append(link.target)
+        concept_ids = list(dict.fromkeys([*q_concepts, *(c for f in facts for c in f.defined_by)]))
         out: list[Definition] = []
         for cid in concept_ids:
             if len(out) >= self._config.max_definitions:

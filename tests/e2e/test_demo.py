@@ -86,6 +86,31 @@ def test_every_user_fact_traces_to_source_and_definition(demo_ws: Workspace) -> 
     assert 0.0 < ref.score <= 1.0
 
 
+def test_answer_is_grouped_by_layer_and_ties_user_facts_to_the_literature(
+        demo_ws: Workspace) -> None:
+    answer = demo_ws.ask("What are the side effects of lisinopril?")
+    assert_citations_hold(demo_ws, answer)
+    layer_of = {c.n: c.layer for c in answer.citations}
+    assert answer.sentences and all(s.layer is layer_of[s.citation] for s in answer.sentences)
+    assert {s.layer for s in answer.sentences} == {Layer.USER, Layer.LITERATURE}
+    # the note's own statement of the side effect comes first among the user's sentences
+    assert "dry cough" in next(s.text for s in answer.sentences if s.layer is Layer.USER)
+    by_id = {f.triple_id: f for f in answer.facts}
+    (user_fact,) = [f for f in answer.facts if f.layer is Layer.USER and f.tail == "dry cough"]
+    (lit_id,) = user_fact.literature
+    lit = by_id[lit_id]
+    assert (lit.layer, lit.head, lit.predicate, lit.tail) == (
+        Layer.LITERATURE, "lisinopril", user_fact.predicate, "dry cough")
+    defined = {d.concept_id: d.term for d in answer.definitions}
+    assert {defined[c] for c in user_fact.defined_by} == {"lisinopril", "dry cough"}
+    text = answer.render()
+    assert text.index("In your documents:") < text.index("In the literature:")
+    assert "Facts from your documents:" in text and "      in the literature: lisinopril" in text
+    # every sentence of the answer is about lisinopril or one of its side effects
+    names = {"lisinopril", *(f.tail for f in answer.facts if f.head == "lisinopril")}
+    assert all(any(n in s.text.lower() for n in names) for s in answer.sentences)
+
+
 def test_rerun_duplicates_nothing(demo_ws: Workspace) -> None:
     before = demo_ws.store.counts()
     report = demo_ws.ingest([EXAMPLES / "user"], Layer.USER)

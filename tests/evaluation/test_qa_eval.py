@@ -97,3 +97,28 @@ def test_ideal_and_exact_answers_are_read_and_scored(tmp_path: Path) -> None:
     perfect = rouge([answer_text(answer)], [factoid.ideal])
     assert perfect["rouge2_f"] == pytest.approx(1.0) and perfect["rougesu4_f"] == pytest.approx(1.0)
     assert rouge(["nothing alike here"], [factoid.ideal])["rouge2_f"] == 0.0
+
+
+def test_on_topic_share_counts_sentences_naming_question_terms() -> None:
+    from medkg.evaluation.qa import on_topic_share, question_terms
+    from medkg.model import Layer, Predicate, Qualifiers
+    from medkg.retrieval.answer import AnswerSentence, Fact
+    from medkg.retrieval.trace import Trace
+
+    fact = Fact(triple_id="t", head_id="h", tail_id="x", head="warfarin",
+                predicate=Predicate.HAS_ADVERSE_EFFECT, tail="bleeding",
+                layer=Layer.LITERATURE, confidence=0.7, qualifiers=Qualifiers(), citations=[1])
+    unrelated = fact.model_copy(update={"head": "metformin", "tail": "nausea"})
+    said = ["Warfarin needs INR checks.", "Major bleeding is rare.",
+            "Nausea is common with metformin.", "Coumadin-like drugs (warfarins) differ."]
+    answer = Answer(question="What are the side effects of warfarin?", mode="u-retrieval",
+                    text="", citations=[], facts=[fact, unrelated], definitions=[],
+                    sentences=[AnswerSentence(text=t, citation=i + 1, layer=Layer.LITERATURE)
+                               for i, t in enumerate(said)],
+                    trace=Trace(question_concepts=["C1"]))
+    terms = question_terms(answer, lambda cid: ["Warfarin", "WF"] if cid == "C1" else [])
+    # the concept's names (two letters are too short to count) and its neighbour in a fact
+    assert terms == {"warfarin", "bleeding"}
+    # whole words only: "warfarins" is not "warfarin"; metformin's sentence is off topic
+    assert on_topic_share(answer, terms) == pytest.approx(2 / 4)
+    assert on_topic_share(answer, frozenset()) is None
