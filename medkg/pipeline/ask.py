@@ -46,12 +46,12 @@ def ask(parts: Components, question: str, mode: str | None = None,
     # Checked before the retriever loads its models.
     check_question(question, parts.settings.retrieval.max_question_chars)
     chosen = check_mode(mode or parts.settings.retrieval.mode)
-    reason = None
+    choice = None
     if chosen == "auto":
         from medkg.retrieval.globalsearch import choose_mode
 
         choice = choose_mode(question, parts.pipeline())
-        chosen, reason = check_mode(choice.mode), choice.reason
+        chosen = check_mode(choice.mode)
     if chosen == "global":
         from medkg.retrieval.globalsearch import global_answer
 
@@ -63,9 +63,10 @@ def ask(parts: Components, question: str, mode: str | None = None,
                                parts.settings.retrieval)
     else:
         answer = _retrieve(parts, question, chosen, using)
-    if reason is not None:
+    if choice is not None:
         note = answer.trace.note
-        answer.trace.note = f"auto chose {reason}" + (f"; {note}" if note else "")
+        answer.trace.note = f"auto chose {choice.reason}" + (f"; {note}" if note else "")
+        answer.trace.keywords = choice.keywords.as_dict()
     return answerer(parts).answer(answer)
 
 

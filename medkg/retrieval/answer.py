@@ -134,6 +134,10 @@ class Answer(BaseModel):
             shared = ", ".join(step.shared_terms) or "none"
             lines.append(f"  bottom-up: level {step.level} {step.node}: shared terms "
                          f"{shared}; +{step.added_chunks} chunks")
+        if t.keywords:
+            lines.append("  keywords: low (entities): " + (", ".join(t.keywords.get("low", []))
+                         or "none") + "; high (themes): "
+                         + (", ".join(t.keywords.get("high", [])) or "none"))
         if t.question_concepts:
             lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
         if t.focus_entities:

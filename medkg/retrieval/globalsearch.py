@@ -14,9 +14,11 @@ over MedGraphRAG's tag summaries, extractively:
 3. Reduce: the terms (or themes) that most chunks share, each with how many
    documents mention it and one cited sentence that names it.
 
-``choose_mode`` is the ``auto`` mode's rule: a question with a global cue and
-no entity of its own goes global, anything else to U-Retrieval; the reason is
-kept in the trace.
+``choose_mode`` is the ``auto`` mode's rule over the question's dual-level
+keywords (``keywords``: low, the entities it names; high, its global cue, the
+category and the scope it asks about): a global cue and no entity of its own
+goes global, anything else to U-Retrieval; the keywords and the reason are kept
+in the trace.
 """
 
 from __future__ import annotations
@@ -58,23 +60,53 @@ THEME_CATEGORIES = ("diagnoses_and_conditions", "medications_and_doses", "proced
 
 
 @dataclass(frozen=True)
+class Keywords:
+    """LightRAG's dual-level keywords, from the question itself: ``low``, the
+    specific things it names (entities the pipeline normalised to a concept);
+    ``high``, what it asks about at the level of the collection (its global cue,
+    the tag category it asks for, its scope: the user's own documents)."""
+
+    low: tuple[str, ...]
+    high: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"low": list(self.low), "high": list(self.high)}
+
+
+@dataclass(frozen=True)
 class ModeChoice:
     mode: str
     reason: str
+    keywords: Keywords
+
+
+def keywords(question: str, nlp: Language) -> Keywords:
+    low = tuple(dict.fromkeys(e.text for e in nlp(question).ents if e.kb_id_))
+    high: list[str] = []
+    if cue := _GLOBAL_CUES.search(question):
+        high.append(cue.group(0).lower())
+    if category := asked_category(question):
+        high.append(LABELS.get(category, category).lower())
+    if mine := _MINE.search(question):
+        high.append(mine.group(0).lower())
+    return Keywords(low, tuple(dict.fromkeys(high)))
 
 
 def choose_mode(question: str, nlp: Language) -> ModeChoice:
-    """``auto``: global for a question about the collection as a whole."""
+    """``auto``: the dual-level keywords decide. A global cue with no low-level
+    keyword (no entity of its own) is a question about the collection: global
+    search over the tag tree's summaries. Anything naming an entity gets local
+    evidence through U-Retrieval, whose tree prior carries the high level."""
+    kw = keywords(question, nlp)
     cue = _GLOBAL_CUES.search(question)
-    entities = [e.text for e in nlp(question).ents if e.kb_id_]
-    if cue and not entities:
+    if cue and not kw.low:
         return ModeChoice("global", f"global: the question asks about the collection "
-                          f"({cue.group(0)!r}) and names no entity of its own")
+                          f"({cue.group(0)!r}) and names no entity of its own", kw)
     if cue:
         return ModeChoice("u-retrieval", f"u-retrieval: a global cue ({cue.group(0)!r}) but "
-                          f"the question names {', '.join(entities[:3])}")
+                          f"the question names {', '.join(kw.low[:3])}", kw)
     return ModeChoice("u-retrieval", "u-retrieval: a question about specific entities"
-                      if entities else "u-retrieval: no global cue")
+                      if kw.low else "u-retrieval: no global cue", kw)
 
 
 def asked_category(question: str) -> str | None:

@@ -50,6 +50,8 @@ class Trace(BaseModel):
     scope_chunks: int | None = None  # chunks under the chosen groups (a prior, not a filter)
     refinement: list[RefinementStep] | None = None
     draft_ranking: list[str] | None = None  # the fused ranking's head with the first scope
+    # the auto mode: the question's dual-level keywords (low: entities; high: themes)
+    keywords: dict[str, list[str]] | None = None
     # the answer engine, and anything else worth saying
     generation: list[str] | None = None
     note: str | None = None

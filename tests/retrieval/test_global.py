@@ -32,3 +32,8 @@ def test_auto_says_why_it_chose(small_ws: Workspace) -> None:
     answer = small_ws.ask("What are the main themes across these documents?", mode="auto")
     assert answer.mode == "global" and (answer.trace.note or "").startswith("auto chose global")
     assert asked_category("Which symptoms recur?") == "symptoms_and_signs"
+    assert answer.trace.keywords == {"low": [], "high": ["main themes"]}
+    both = choose_mode("What adverse effects of lisinopril come up across my notes?", nlp)
+    assert both.mode == "u-retrieval" and both.keywords.low == ("lisinopril",)
+    assert both.keywords.high == ("come up", "adverse events", "my notes")
+    assert "keywords: low (entities): none" in answer.render_trace()
