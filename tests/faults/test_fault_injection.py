@@ -79,7 +79,9 @@ def snapshot(root: Path) -> dict[str, object]:
     lexical = vectors / "lexical.sqlite"
     if lexical.exists():
         db = sqlite3.connect(lexical)
-        out["lexical index"] = sorted(db.execute("SELECT id, tokens FROM chunks").fetchall())
+        out["lexical index"] = sorted(db.execute(
+            "SELECT r.id, t.tokens FROM chunk_terms AS t JOIN chunk_rows AS r ON r.n = t.rowid"
+        ).fetchall())
         db.close()
     terms = vectors / "concept-terms"
     if (terms / "concepts.jsonl").exists():
