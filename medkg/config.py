@@ -160,9 +160,11 @@ class RetrievalConfig(Section):
         "about the whole collection; auto: global or u-retrieval, chosen per question")
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
                             "and the length of the fused ranking")
-    rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
+    # Fitted on BioASQ 7B questions only (benchmarks/tune_fusion.py: hybrid's
+    # weights first, the tree's vote on top); held-out years in the closing notes.
+    rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: dict[str, float] = Field(
-        default_factory=lambda: {"lexical": 1.0, "dense": 1.0, "graph": 1.0, "tree": 1.0},
+        default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5},
         description="weight of each candidate source in the fusion (lexical, dense, graph, "
         "tree); 0 leaves a source out")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
