@@ -6,6 +6,11 @@
 Each snippet is one document; every question is a query. Prints index build
 time, query latency (p50/p95) and recall@10 / MRR of the snippet ranking, both
 libraries in one run, queries interleaved.
+
+Then the index as ingest writes it: one transaction per snippet, the seconds
+per block of ``--block`` upserts as the index grows, then as many deletes
+(a cost that grows with the index is a scan; it should stay flat), beside
+one batch load of the same snippets.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dataset", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--block", type=int, default=2000,
+                        help="upserts per row of the incremental table")
     args = parser.parse_args()
     if not args.dataset.exists():
         sys.exit(f"skip: {args.dataset} not found (the ../shared checkout is absent)")
@@ -77,6 +84,40 @@ def main() -> None:
               f"{lat[int(0.95 * (len(lat) - 1))]:.1f} | "
               f"{sum(s[0] for s in scores[name]) / n:.3f} | "
               f"{sum(s[1] for s in scores[name]) / n:.3f} |")
+    incremental(keys, texts, args.block)
+
+
+def incremental(keys: list[str], texts: list[str], block: int) -> None:
+    """Seconds per ``block`` single-snippet upserts, then deletes, as the index grows."""
+    from medkg.retrieval.lexical import LexicalIndex
+
+    with tempfile.TemporaryDirectory() as tmp:
+        index = LexicalIndex(Path(tmp) / "one-by-one.sqlite")
+        upserts: list[float] = []
+        for start in range(0, len(keys), block):
+            t = time.perf_counter()
+            for key, text in zip(keys[start : start + block], texts[start : start + block],
+                                 strict=True):
+                index.upsert([(key, text)])
+            upserts.append(time.perf_counter() - t)
+        deletes: list[float] = []
+        for start in range(0, len(keys), block):
+            t = time.perf_counter()
+            for key in keys[start : start + block]:
+                index.delete([key])
+            deletes.append(time.perf_counter() - t)
+        index.close()
+        t = time.perf_counter()
+        batch = LexicalIndex(Path(tmp) / "batch.sqlite")
+        batch.upsert(zip(keys, texts, strict=True))
+        batch.close()
+        batch_s = time.perf_counter() - t
+    print(f"\nIncremental: one transaction per snippet, seconds per {block} "
+          f"(index size at the start of the block); one batch load of all: {batch_s:.1f} s")
+    print("| index size | upsert s | delete s (size before) |")
+    print("|---|---|---|")
+    for n, (up, down) in enumerate(zip(upserts, deletes, strict=True)):
+        print(f"| {n * block} | {up:.2f} | {down:.2f} ({len(keys) - n * block}) |")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ import resource
 import shutil
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +64,6 @@ def main() -> None:
         chunk_keys,
         qa_workspace,
         question_terms,
-        rouge,
         score_answers,
     )
     from medkg.retrieval.answer import Answer
@@ -126,7 +124,7 @@ def main() -> None:
                        for m in modes}
             print_tables(f"{args.format} {args.dataset.name}, {title}: {len(chosen)} questions, "
                          f"{len(data.documents)} documents, {len(keys)} chunks",
-                         chosen, reports, first3, graph_mode, rouge)
+                         chosen, reports, first3, graph_mode)
             out[title] = {m: r.model_dump() for m, r in reports.items()}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS of this process: {peak:.0f} MB")
@@ -134,8 +132,9 @@ def main() -> None:
 
 
 def print_tables(title: str, items: list[QAItem], reports: dict[str, QAReport],
-                 first3: dict[str, str] | None, graph_mode: str | None,
-                 rouge: Callable[[list[str], list[tuple[str, ...]]], dict[str, float]]) -> None:
+                 first3: dict[str, str] | None, graph_mode: str | None) -> None:
+    from medkg.evaluation.qa import rouge
+
     print(f"\n{title}")
     print("Ranking: each mode's full candidate ranking; citation precision: the share of "
           "the answer's cited documents that are gold.")

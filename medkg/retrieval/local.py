@@ -451,11 +451,11 @@ class LocalRetriever:
         refers to (same predicate, both ends linked across the layers) and the
         concepts that define its ends, adding those literature facts if missing."""
         triples = self._fact_triples(ctx)
+        refers = {t.id: self._literature_of(ctx, t) for t in triples if t.layer is Layer.USER}
         listed = {t.id for t in triples}
-        for t in list(triples):
-            if t.layer is Layer.USER:
-                triples += [x for x in self._literature_of(ctx, t) if x.id not in listed]
-                listed |= {t.id for t in triples}
+        for found in refers.values():
+            triples += [x for x in found if x.id not in listed]
+            listed |= {x.id for x in found}
         facts = []
         for t in triples:
             refs = [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
@@ -465,8 +465,7 @@ class LocalRetriever:
                 head=ctx.entities[t.head].name, predicate=t.predicate,
                 tail=ctx.entities[t.tail].name, layer=t.layer, confidence=t.confidence,
                 qualifiers=t.qualifiers, citations=refs,
-                literature=([x.id for x in self._literature_of(ctx, t)]
-                            if t.layer is Layer.USER else []),
+                literature=[x.id for x in refers.get(t.id, [])],
                 defined_by=[c for e in (t.head, t.tail) for c in self._defined_by(e)],
             ))
         return facts
