@@ -104,3 +104,8 @@ class LLMOutputError(LLMError):
     def __init__(self, message: str, *, raw: str = "", hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.raw = raw
+
+
+class ReviewError(MedKGError):
+    """A curator's decision cannot be made: an unknown target, an action that
+    does not fit it, an edit that changes nothing, an undo of nothing."""

@@ -75,6 +75,16 @@ class WorkspaceLayout:
         return self.root / "state.sqlite"
 
     @property
+    def tokens(self) -> Path:
+        """Digests of the HTTP API's bearer tokens and whose they are (mode 0600)."""
+        return self.root / "tokens.json"
+
+    @property
+    def server(self) -> Path:
+        """Written while ``medkg serve`` owns the workspace: its URL and process id."""
+        return self.root / "server.json"
+
+    @property
     def dataset(self) -> Path:
         """An evaluation dataset's texts as JSONL (``medkg eval qa``)."""
         return self.root / "dataset.jsonl"
@@ -83,4 +93,4 @@ class WorkspaceLayout:
         """Every file and directory the workspace keeps (nothing may be written over them)."""
         return [self.config, self.graph, self.vectors, self.embedding_cache.parent,
                 self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
-                self.dataset]
+                self.dataset, self.tokens, self.server]

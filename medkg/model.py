@@ -8,6 +8,7 @@ duplicates in the store.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -237,6 +238,13 @@ class Triple(BaseModel):
     level: int = 0
     review: ReviewState = ReviewState.PROPOSED
     method: str = "builtin:pattern"
+    revision_of: str | None = None  # a curator's edit: the statement it replaces
+
+    @property
+    def in_force(self) -> bool:
+        """Whether the graph still asserts it: not rejected by a curator, and not
+        replaced by a curator's edit (its ``revision_of`` successor is used instead)."""
+        return self.review not in (ReviewState.REJECTED, ReviewState.EDITED)
 
     @staticmethod
     def key_for(
@@ -277,3 +285,101 @@ class Link(BaseModel):
     @property
     def id(self) -> str:
         return stable_id("link", self.kind.value, self.source, self.target)
+
+
+class ReviewTarget(StrEnum):
+    """What a curator's decision is about."""
+
+    STATEMENT = "statement"  # a triple: accept, reject, edit
+    ENTITY = "entity"  # rename, retype, renormalise (to another concept)
+    MERGE = "merge"  # an entity-resolution merge, named by its merged entity: confirm, split
+
+
+class ReviewAction(StrEnum):
+    ACCEPT = "accept"
+    REJECT = "reject"
+    EDIT = "edit"
+    RENAME = "rename"
+    RETYPE = "retype"
+    RENORMALISE = "renormalise"
+    CONFIRM = "confirm"
+    SPLIT = "split"
+    UNDO = "undo"
+
+
+class StatementSnapshot(BaseModel):
+    """A statement as the curator saw it: enough to find it again after a rebuild
+    gave its entities new ids (same layer, predicate, polarity and evidence)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    layer: Layer
+    head: str
+    head_name: str
+    predicate: Predicate
+    tail: str
+    tail_name: str
+    qualifiers: Qualifiers = Qualifiers()
+    evidence: list[Evidence] = []
+    review: ReviewState = ReviewState.PROPOSED
+
+
+class StatementEdit(BaseModel):
+    """The curator's version of a statement (entity ids of the same layer)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    head: str
+    predicate: Predicate
+    tail: str
+    qualifiers: Qualifiers = Qualifiers()
+
+
+class EntitySnapshot(BaseModel):
+    """An entity as the curator saw it; its mentions find it again after a rebuild."""
+
+    model_config = ConfigDict(frozen=True)
+
+    layer: Layer
+    name: str
+    type: str
+    concept_ids: list[str] = []
+    mentions: list[tuple[str, int]] = []  # (chunk id, start)
+
+
+class EntityEdit(BaseModel):
+    """New values for an entity: only the fields a decision sets are not None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = None
+    type: str | None = None
+    concept_ids: list[str] | None = None
+
+
+class MergeSnapshot(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    source: str  # the merged entity
+    target: str  # the entity it joined
+    score: float
+    method: str
+
+
+class Decision(BaseModel):
+    """One curator action, kept for good (a PROV-O activity in the ``review``
+    graph). ``before`` is what the target was; ``after`` the curator's version.
+    An ``undo`` names the decision it takes back in ``undoes``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    target_kind: ReviewTarget
+    target: str
+    action: ReviewAction
+    reviewer: str
+    at: datetime
+    reason: str = ""
+    before: StatementSnapshot | EntitySnapshot | MergeSnapshot | None = None
+    after: StatementEdit | EntityEdit | None = None
+    undoes: str | None = None

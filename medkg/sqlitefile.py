@@ -12,7 +12,8 @@ class SQLiteFile:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
+        # Used from one thread at a time (the HTTP API's worker threads take a lock).
+        self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.executescript(self.SCHEMA)
 
     def close(self) -> None:

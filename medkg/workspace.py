@@ -27,14 +27,16 @@ from medkg.components import Components
 from medkg.config import Settings
 from medkg.errors import WorkspaceError
 from medkg.layout import IndexKind, WorkspaceLayout
-from medkg.model import Entity, Layer, Link
+from medkg.model import Decision, Entity, Layer, Link
 from medkg.pipeline import ask as asking
 from medkg.pipeline import curate, estimate, stages, summarise
 from medkg.pipeline import grow as growing
 from medkg.pipeline import ingest as ingesting
+from medkg.pipeline import review as reviewing
 from medkg.pipeline.context import BuildReport
 from medkg.pipeline.estimate import BuildEstimate
 from medkg.pipeline.ingest import IngestReport
+from medkg.pipeline.review import Recorded, Request
 from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from medkg.construction.corpus import SentenceCorpus
     from medkg.construction.extraction import Relate
     from medkg.construction.growth import LevelStats
+    from medkg.export.rdf import Reviewed
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
+    from medkg.review.queue import QueueFilter, QueueItem
     from medkg.store.base import Deletion, GraphStore
 
 __all__ = ["BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
@@ -97,6 +101,9 @@ class Workspace:
                 f"{layout.root} is not a medkg workspace (no {layout.config.name})",
                 hint=f"create one with `medkg init {layout.root}`",
             )
+        from medkg.server.access import check_not_served
+
+        check_not_served(layout)  # the store takes one process: the server's
         return cls(layout.root, Settings.load(layout.config))
 
     def save_settings(self) -> None:
@@ -194,8 +201,29 @@ class Workspace:
     def merges(self) -> list[tuple[Link, Entity, Entity]]:
         return curate.merges(self.parts)
 
-    def undo_merge(self, entity_id: str) -> Link:
-        return curate.undo_merge(self.parts, entity_id)
+    # -- review ---------------------------------------------------------------------
+
+    def review(self, request: Request, reviewer: str) -> Decision:
+        """Record one curator's decision and apply it (see :mod:`medkg.pipeline.review`)."""
+        return reviewing.decide(self.parts, request, reviewer)
+
+    def review_many(self, requests: list[Request], reviewer: str) -> Recorded:
+        """Several decisions: all checked first, then recorded together."""
+        return reviewing.record(self.parts, requests, reviewer)
+
+    def review_queue(self, flt: QueueFilter | None = None) -> list[QueueItem]:
+        from medkg.review.queue import QueueFilter
+
+        return reviewing.queue(self.parts, flt or QueueFilter())
+
+    def review_log(self, target: str | None = None) -> list[Decision]:
+        return reviewing.history(self.parts, target)
+
+    def import_decisions(self, path: Path, reviewer: str | None = None) -> Recorded:
+        return reviewing.import_file(self.parts, path, reviewer)
+
+    def export_decisions(self, path: Path, *, overwrite: bool = False) -> int:
+        return reviewing.export_file(self.parts, path, overwrite=overwrite)
 
     # -- ask / export ---------------------------------------------------------------
 
@@ -207,13 +235,16 @@ class Workspace:
         """Answer with numbered citations and definitions (see :mod:`medkg.pipeline.ask`)."""
         return asking.ask(self.parts, question, mode, retriever)
 
-    def export(self, path: Path, fmt: str, *, overwrite: bool = False) -> Path:
+    def export(self, path: Path, fmt: str, *, overwrite: bool = False,
+               reviewed: Reviewed = "not-rejected") -> Path:
         """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``; never over
-        the workspace's own files, and over another file only with ``overwrite``."""
+        the workspace's own files, and over another file only with ``overwrite``.
+        ``reviewed``: ``not-rejected`` (what no curator rejected), ``accepted`` or ``all``."""
         from medkg.export.rdf import export_rdf
 
         target = path.resolve()
         if any(target.is_relative_to(p.resolve()) for p in self.layout.owned()):
             raise WorkspaceError(f"{path} is one of the workspace's own files",
                                  hint="export to another file name")
-        return export_rdf(self.store, path, fmt, overwrite=overwrite)
+        return export_rdf(self.store, path, fmt, overwrite=overwrite, reviewed=reviewed,
+                          base_iri=self.settings.store.base_iri)

@@ -62,3 +62,40 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(
         f"CPU: {name or 'unknown'}; AMX: {', '.join(amx) or 'none'}; "
         f"SIMD: {', '.join(simd) or 'none'}")
+
+
+HOSTILE_NOTE = (
+    "Clinic note <script>window.__pwned = 1</script>.\n"
+    "Metformin treats type 2 diabetes <img src=x onerror=\"window.__pwned = 2\"> in this "
+    "patient.\nLisinopril causes a dry cough [/ref] {see addendum}.\n")
+
+
+@pytest.fixture(scope="session")
+def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small workspace, built once per run: the seed vocabulary, three literature
+    documents, two clinical notes and one note full of markup. Tests copy it
+    (:func:`copy_workspace`) and never change it."""
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("built") / "ws"
+    notes = tmp_path_factory.mktemp("notes")
+    hostile = notes / "note-hostile.txt"
+    hostile.write_text(HOSTILE_NOTE, encoding="utf-8")
+    with Workspace.create(root) as ws:
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([EXAMPLES / "literature" / n for n in
+                   ("01-type2-diabetes.md", "02-hypertension.md", "03-heart-failure.md")],
+                  Layer.LITERATURE)
+        ws.ingest([EXAMPLES / "user" / "note-01-diabetes-followup.txt",
+                   EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt", hostile], Layer.USER)
+        ws.build()
+    return root
+
+
+def copy_workspace(source: Path, target: Path) -> Path:
+    """A copy of a closed workspace (its graph store included) to change freely."""
+    import shutil
+
+    shutil.copytree(source, target)
+    return target

@@ -24,7 +24,9 @@ from medkg.cli._common import (
 )
 from medkg.cli.evaluate import evaluate
 from medkg.cli.merges import merges
+from medkg.cli.review import review
 from medkg.cli.rules import rules
+from medkg.cli.serve import serve, token
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.engines import build_uses_llm
 from medkg.errors import MedKGError
@@ -41,6 +43,9 @@ app.add_typer(vocab, name="vocab")
 app.add_typer(evaluate, name="eval")
 app.add_typer(merges, name="merges")
 app.add_typer(rules, name="rules")
+app.add_typer(review, name="review")
+app.add_typer(token, name="token")
+app.command()(serve)
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"
 
@@ -48,11 +53,18 @@ DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and wh
 @app.command()
 def init(path: Annotated[Path, typer.Argument(help="directory to create")] = Path(".")) -> None:
     """Create a workspace (a directory with medkg.toml and its stores)."""
+    from medkg.cli.review import default_reviewer
+    from medkg.cli.serve import page_url
+    from medkg.server.access import add_token
     from medkg.workspace import Workspace
 
     ws = _run(lambda: Workspace.create(path))
     ws.close()
     console.print(f"created workspace {path} (settings in {ws.layout.config})")
+    secret = _run(lambda: add_token(ws.layout, default_reviewer()))
+    console.print(f"review page and API for {default_reviewer()}: run `medkg serve -w {path}`, "
+                  f"then open {page_url('127.0.0.1', 8765)}#token={secret} (the token is shown "
+                  "once; `medkg token add NAME` makes more)", soft_wrap=True)
 
 
 @app.command()
@@ -262,12 +274,15 @@ def export(
     fmt: Annotated[str, typer.Option("--format", "-f", help="ttl, trig, nq or jsonld")] = "ttl",
     workspace: WorkspaceOpt = Path("."),
     force: Annotated[bool, typer.Option("--force", help="replace the file if it exists")] = False,
+    reviewed: Annotated[str, typer.Option(
+        help="which statements: not-rejected (what no curator rejected or replaced), "
+        "accepted (only what a curator accepted) or all")] = "not-rejected",
 ) -> None:
-    """Export the whole graph (all layers, links, provenance) as RDF."""
+    """Export the whole graph (all layers, links, provenance, review decisions) as RDF."""
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
-        _run(lambda: ws.export(output, fmt, overwrite=force))
+        _run(lambda: ws.export(output, fmt, overwrite=force, reviewed=reviewed))  # type: ignore[arg-type]
     console.print(f"wrote {output}")
 
 

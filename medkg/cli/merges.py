@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from medkg.cli._common import WorkspaceOpt, _run, console, out
+from medkg.cli.review import ReviewerOpt, default_reviewer
 
 merges = typer.Typer(help="Review and undo entity-resolution merges.", no_args_is_help=True)
 
@@ -34,10 +35,18 @@ def list_merges(workspace: WorkspaceOpt = Path(".")) -> None:
 def undo(
     entity_id: Annotated[str, typer.Argument(help="the merged entity's id")],
     workspace: WorkspaceOpt = Path("."),
+    reviewer: ReviewerOpt = None,
+    reason: Annotated[str, typer.Option("--reason", "-r")] = "",
 ) -> None:
-    """Split an entity from the one it was merged into; later builds keep them apart."""
+    """Split an entity from the one it was merged into; later builds keep them apart
+    (the same as ``medkg review split``: on record in the audit log)."""
+    from medkg.model import ReviewAction
+    from medkg.pipeline.review import Request
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
-        link = _run(lambda: ws.undo_merge(entity_id))
-    console.print(f"{link.source} and {link.target} are now kept apart")
+        decision = _run(lambda: ws.review(Request(ReviewAction.SPLIT, entity_id, reason),
+                                          reviewer or default_reviewer()))
+        before = decision.before
+    target = getattr(before, "target", "?")
+    console.print(f"{entity_id} and {target} are now kept apart (decision {decision.id})")

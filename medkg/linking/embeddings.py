@@ -105,7 +105,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, path: Path) -> None:
         self._inner = inner
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
+        self._db = sqlite3.connect(path, check_same_thread=False)  # one thread at a time
         self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB)")
         self.hits = 0
         self.misses = 0

@@ -1,12 +1,13 @@
-"""Curation: deleting a document and what only it supported; listing and
-undoing entity-resolution merges."""
+"""Curation: deleting a document and what only it supported; listing
+entity-resolution merges (a curator confirms or splits one in
+:mod:`medkg.pipeline.review`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from medkg.errors import NotFoundError, WorkspaceError
+from medkg.errors import NotFoundError
 from medkg.layout import IndexKind
 from medkg.model import Entity, Link, LinkKind
 from medkg.store.base import Deletion
@@ -64,19 +65,3 @@ def merges(parts: Components) -> list[tuple[Link, Entity, Entity]]:
     store = parts.store
     return [(link, store.entity(link.source), store.entity(link.target))
             for link in store.links(kind=LinkKind.SAME_AS)]
-
-
-def undo_merge(parts: Components, entity_id: str) -> Link:
-    """Split ``entity_id`` from the entity it was merged into, for good: the
-    ``same_as`` link goes, a ``different_from`` link keeps later builds from
-    merging them again."""
-    found = parts.store.links(source=entity_id, kind=LinkKind.SAME_AS)
-    if not found:
-        raise WorkspaceError(f"{entity_id} is not merged into another entity",
-                             hint="`medkg merges list` shows the merges")
-    link = found[0]
-    parts.store.remove_links([link])
-    refusal = Link(kind=LinkKind.DIFFERENT_FROM, source=link.source, target=link.target,
-                   score=link.score, method="curator")
-    parts.store.add_links([refusal])
-    return refusal

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from medkg.config import Settings
-from medkg.pipeline import extract, grow, link, summarise
+from medkg.pipeline import extract, grow, link, review, summarise
 from medkg.pipeline.context import BuildContext, BuildReport
 from medkg.pipeline.reconcile import reconcile
 from medkg.pipeline.state import Progress, no_progress
@@ -33,6 +33,7 @@ BUILD_STAGES: tuple[Stage, ...] = (
     Stage("extract", extract.run),
     Stage("grow", grow.run, when=lambda s: s.construction.levels > 0),
     Stage("link", link.run),
+    Stage("review", review.run),  # curators' decisions over what the stages above wrote
     Stage("summarise", summarise.run),
 )
 

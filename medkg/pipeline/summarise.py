@@ -78,6 +78,8 @@ def chunk_graph(parts: Components, chunks: Sequence[Chunk]) -> ChunkGraph:
                 by_chunk.setdefault(cid, []).append(e.model_copy(update={"mentions": mine}))
     triples: dict[str, list[Triple]] = {}
     for t in parts.store.triples():
+        if not t.in_force:
+            continue
         for ev in t.evidence:
             if ev.chunk_id in wanted:
                 triples.setdefault(ev.chunk_id, []).append(t)

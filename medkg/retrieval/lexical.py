@@ -77,7 +77,8 @@ class LexicalIndex:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(":memory:" if path is None else path)
+            self._db = sqlite3.connect(":memory:" if path is None else path,
+                                       check_same_thread=False)  # one thread at a time
             # WAL with normal sync: a commit per ingested document without an fsync
             # each; a power cut can lose the last commits, which reconcile refills.
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -336,12 +336,15 @@ class LocalRetriever:
         for eid in list(seeds):
             seeds.update(self._linked(eid))
         intents = question_predicates(question)
-        triples = {t.id: t for t in self._store.triples(entity_ids=sorted(seeds))}
+        # What a curator rejected, or replaced by an edit, is not used (t.in_force).
+        triples = {t.id: t for t in self._store.triples(entity_ids=sorted(seeds))
+                   if t.in_force}
         # Entities one asked-for hop from the question's own bring their triples too.
         hop = {e for t in triples.values() if t.predicate in intents
                and {t.head, t.tail} & q_entities for e in (t.head, t.tail)}
         for t in self._store.triples(entity_ids=sorted(hop - seeds)):
-            triples.setdefault(t.id, t)
+            if t.in_force:
+                triples.setdefault(t.id, t)
         reached = seeds | {e for t in triples.values() for e in (t.head, t.tail)}
         return _Context(self._fetch(sorted(reached)), q_entities, intents,
                         list(triples.values()))

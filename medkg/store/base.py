@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from medkg.model import (
     Chunk,
     Concept,
+    Decision,
     Document,
     Entity,
     EntityBrief,
+    EntityEdit,
     Layer,
     Link,
     LinkKind,
+    ReviewState,
     Triple,
 )
 
@@ -55,6 +58,7 @@ class StoreCounts:
     literature: LayerCounts = LayerCounts()
     concepts: int = 0
     links: int = 0
+    decisions: int = 0  # curators' review decisions
 
     @property
     def entities(self) -> int:
@@ -71,7 +75,8 @@ class StoreCounts:
         for name, layer in (("user", self.user), ("literature", self.literature)):
             out += [(f"{name}.{k}", getattr(layer, k))
                     for k in ("documents", "chunks", "entities", "triples")]
-        return [*out, ("vocabulary.concepts", self.concepts), ("links", self.links)]
+        return [*out, ("vocabulary.concepts", self.concepts), ("links", self.links),
+                ("review.decisions", self.decisions)]
 
 
 if TYPE_CHECKING:
@@ -112,9 +117,24 @@ class GraphStore(Protocol):
     def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[EntityBrief]: ...
     def entity_briefs(self, entity_ids: Iterable[str]) -> list[EntityBrief]: ...
     def add_triples(self, triples: Iterable[Triple]) -> None: ...
+    def triple(self, triple_id: str) -> Triple: ...
     def triples(
         self, layer: Layer | None = None, entity_ids: Iterable[str] | None = None
     ) -> list[Triple]: ...
+
+    # review: curators' decisions (kept apart from what the build writes) and their
+    # effects on the statements and entities the build wrote
+    def add_decisions(self, decisions: Iterable[Decision]) -> None: ...
+    def decisions(self, target: str | None = None) -> list[Decision]:
+        """Every decision (or those about one target id), oldest first."""
+        ...
+    def set_review_state(self, triple_id: str, state: ReviewState) -> bool:
+        """False when the store has no such statement."""
+        ...
+    def update_entity(self, entity_id: str, edit: EntityEdit) -> bool:
+        """Set the fields ``edit`` names; False when there is no such entity."""
+        ...
+    def remove_triples(self, triple_ids: Iterable[str]) -> list[str]: ...
 
     # cross-layer links
     def add_links(self, links: Iterable[Link]) -> None: ...

@@ -14,17 +14,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rdflib import RDF, BNode, Dataset, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS, PROV
+from rdflib.namespace import DCTERMS, PROV, SKOS
 from rdflib.term import Node
 
 from medkg.errors import StoreError
 from medkg.model import (
     Chunk,
     Concept,
+    Decision,
     Document,
     Entity,
+    EntityEdit,
     Layer,
     Link,
+    ReviewState,
     Triple,
     stable_id,
 )
@@ -227,6 +230,75 @@ class RDFGraphStore(RDFReader):
             for ev in triple.evidence:
                 quads += rm.evidence_quads(self.iris, triple, ev)
         self._write(quads)
+
+    # -- review ------------------------------------------------------------------
+
+    def add_decisions(self, decisions: Iterable[Decision]) -> None:
+        self._write([q for d in decisions for q in rm.decision_quads(self.iris, d)])
+
+    def _statement_graph(self, node: URIRef) -> URIRef | None:
+        for _s, _p, _o, g in self._ds.quads((node, RDF.type, MKG.Assertion, None)):
+            return URIRef(str(getattr(g, "identifier", g)))
+        return None
+
+    def _replace(self, node: URIRef, graph: URIRef, pred: URIRef, values: list[Literal]) -> None:
+        old: list[AnyQuad] = [(s, p, o, graph) for s, p, o
+                              in self._graph(graph).triples((node, pred, None))]
+        new = [(node, pred, v, graph) for v in values]
+        self._write(new)  # type: ignore[arg-type]
+        kept = {_key(q) for q in new}
+        self._remove([q for q in old if _key(q) not in kept])
+
+    def set_review_state(self, triple_id: str, state: ReviewState) -> bool:
+        node = self.iris.node("statement", triple_id)
+        graph = self._statement_graph(node)
+        if graph is None:
+            return False
+        self._replace(node, graph, MKG.reviewState, [Literal(state.value)])
+        return True
+
+    def update_entity(self, entity_id: str, edit: EntityEdit) -> bool:
+        node = self.iris.node("entity", entity_id)
+        graph = next((URIRef(str(getattr(g, "identifier", g))) for _s, _p, _o, g
+                      in self._ds.quads((node, RDF.type, MKG.Entity, None))), None)
+        if graph is None:
+            return False
+        if edit.name is not None:
+            self._replace(node, graph, SKOS.prefLabel, [Literal(edit.name)])
+        if edit.type is not None:
+            self._replace(node, graph, MKG.semanticGroup, [Literal(edit.type)])
+        if edit.concept_ids is not None:
+            self._replace(node, graph, MKG.conceptId, [Literal(c) for c in edit.concept_ids])
+        return True
+
+    def remove_triples(self, triple_ids: Iterable[str]) -> list[str]:
+        """Remove statements (their evidence nodes too, where no other statement
+        uses them; the plain fact where no other positive statement asserts it),
+        in one transaction; returns the ids that were there."""
+        gone: dict[AnyQuad, None] = {}
+        removed: list[str] = []
+        nodes = {self.iris.node("statement", t) for t in triple_ids}
+        for node in sorted(nodes):
+            graph_iri = self._statement_graph(node)
+            if graph_iri is None:
+                continue
+            graph = self._graph(graph_iri)
+            removed.append(self._id_of(node))
+            for ev in graph.objects(node, PROV.wasDerivedFrom):
+                if all(x in nodes for x in graph.subjects(PROV.wasDerivedFrom, ev)):
+                    gone.update(((s, p, o, graph_iri), None)
+                                for s, p, o in graph.triples((ev, None, None)))
+            head, tail = graph.value(node, RDF.subject), graph.value(node, RDF.object)
+            predicate = graph.value(node, RDF.predicate)
+            gone.update(((s, p, o, graph_iri), None)
+                        for s, p, o in graph.triples((node, None, None)))
+            if head is not None and predicate is not None and tail is not None and not any(
+                    x not in nodes and (x, RDF.predicate, predicate) in graph
+                    and (x, RDF.object, tail) in graph and not _is_true(graph.value(x, MKG.negated))
+                    for x in graph.subjects(RDF.subject, head)):
+                gone[(head, predicate, tail, graph_iri)] = None
+        self._remove(list(gone))
+        return removed
 
     def add_links(self, links: Iterable[Link]) -> None:
         quads: list[rm.Quad] = []

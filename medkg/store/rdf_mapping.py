@@ -9,18 +9,22 @@
 
 from __future__ import annotations
 
-from rdflib import RDF, Literal, URIRef
+from urllib.parse import quote
+
+from rdflib import RDF, RDFS, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, SKOS, XSD
 
 from medkg.model import (
     Chunk,
     Concept,
+    Decision,
     Document,
     Entity,
     Evidence,
     Link,
     Mention,
     Qualifiers,
+    ReviewTarget,
     Triple,
     stable_id,
 )
@@ -163,6 +167,8 @@ def triple_header_quads(iris: IRIs, triple: Triple) -> list[Quad]:
         (s, MKG.method, _lit(triple.method), g),
         *_qualifier_quads(s, triple.qualifiers, g),
     ]
+    if triple.revision_of:
+        quads.append((s, PROV.wasRevisionOf, iris.node("statement", triple.revision_of), g))
     if not triple.qualifiers.negated:
         quads.append((h, p, t, g))
     return quads
@@ -192,3 +198,41 @@ def link_quads(iris: IRIs, link: Link, source: URIRef, target: URIRef) -> list[Q
         (n, MKG.score, _lit(float(link.score)), g),
         (n, MKG.method, _lit(link.method), g),
     ]
+
+
+def decision_quads(iris: IRIs, decision: Decision) -> list[Quad]:
+    """A curator's decision as a PROV-O activity in the ``review`` graph: who
+    (``prov:wasAssociatedWith`` a ``prov:Agent``), when, what it used (the
+    statement, entity or merged entity), the action, the reason, the target as it
+    was and the curator's version (JSON), and the decision an undo takes back."""
+    g = iris.graph("review")
+    d = iris.node("review", decision.id)
+    agent = iris.node("reviewer", quote(decision.reviewer, safe=""))
+    kind = {ReviewTarget.STATEMENT: "statement", ReviewTarget.ENTITY: "entity",
+            ReviewTarget.MERGE: "entity"}[decision.target_kind]
+    quads: list[Quad] = [
+        (d, RDF.type, PROV.Activity, g),
+        (d, RDF.type, MKG.ReviewDecision, g),
+        (d, MKG.id, _lit(decision.id), g),
+        (d, MKG.action, _lit(decision.action.value), g),
+        (d, MKG.targetKind, _lit(decision.target_kind.value), g),
+        (d, MKG.targetId, _lit(decision.target), g),
+        (d, PROV.used, iris.node(kind, decision.target), g),
+        (d, PROV.wasAssociatedWith, agent, g),
+        (agent, RDF.type, PROV.Agent, g),
+        (agent, RDFS.label, _lit(decision.reviewer), g),
+        (d, MKG.reviewer, _lit(decision.reviewer), g),
+        (d, PROV.startedAtTime, Literal(decision.at, datatype=XSD.dateTime), g),
+        (d, PROV.endedAtTime, Literal(decision.at, datatype=XSD.dateTime), g),
+    ]
+    if decision.reason:
+        quads.append((d, RDFS.comment, _lit(decision.reason), g))
+    if decision.before is not None:
+        quads.append((d, MKG.before, Literal(decision.before.model_dump_json(),
+                                             datatype=RDF.JSON), g))
+    if decision.after is not None:
+        quads.append((d, MKG.after, Literal(decision.after.model_dump_json(),
+                                            datatype=RDF.JSON), g))
+    if decision.undoes:
+        quads.append((d, MKG.undoes, iris.node("review", decision.undoes), g))
+    return quads

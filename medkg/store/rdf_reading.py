@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any, TypeVar
 
-from rdflib import RDF, Dataset, Graph, Literal, URIRef
+from rdflib import RDF, RDFS, Dataset, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, SKOS
 from rdflib.term import Node
 
@@ -18,17 +19,25 @@ from medkg.errors import NotFoundError, StoreError
 from medkg.model import (
     Chunk,
     Concept,
+    Decision,
     Document,
     Entity,
     EntityBrief,
+    EntityEdit,
+    EntitySnapshot,
     Evidence,
     Layer,
     Link,
     LinkKind,
     Mention,
+    MergeSnapshot,
     Predicate,
     Qualifiers,
+    ReviewAction,
     ReviewState,
+    ReviewTarget,
+    StatementEdit,
+    StatementSnapshot,
     Triple,
 )
 from medkg.store.base import LayerCounts, StoreCounts
@@ -47,6 +56,14 @@ def _one(props: Props, pred: URIRef, default: Any = None) -> Any:
         raise StoreError(f"stored node lacks {pred}")
     value = values[0]
     return value.toPython() if isinstance(value, Literal) else value
+
+
+def _opt(props: Props, pred: URIRef) -> Any:
+    """The value of an optional property, or None."""
+    values = props.get(pred)
+    if not values:
+        return None
+    return values[0].toPython() if isinstance(values[0], Literal) else values[0]
 
 
 def _strs(props: Props, pred: URIRef) -> list[str]:
@@ -336,7 +353,14 @@ class RDFReader:
             level=_one(props, MKG.level, 0),
             review=ReviewState(_one(props, MKG.reviewState)),
             method=_one(props, MKG.method),
+            revision_of=self._id_of(r) if (r := _opt(props, PROV.wasRevisionOf)) else None,
         )
+
+    def triple(self, triple_id: str) -> Triple:
+        props = self._props(self.iris.node("statement", triple_id))
+        if MKG.Assertion not in props.get(RDF.type, []):
+            raise NotFoundError("statement", triple_id)
+        return self._triple_from(props)
 
     def triples(
         self, layer: Layer | None = None, entity_ids: Iterable[str] | None = None
@@ -354,6 +378,35 @@ class RDFReader:
                 nodes.update(self._subjects(RDF.subject, ent, graph))
                 nodes.update(self._subjects(RDF.object, ent, graph))
         return sorted((self._triple_from(self._props(n)) for n in nodes), key=lambda t: t.id)
+
+    def decisions(self, target: str | None = None) -> list[Decision]:
+        graph = self.iris.graph("review")
+        if target is None:
+            found = self._read_all(graph, MKG.ReviewDecision, self._decision_from)
+        else:
+            found = [self._decision_from(self._props(n))
+                     for n in self._subjects(MKG.targetId, Literal(target), graph)]
+        return sorted(found, key=lambda d: (d.at, d.id))
+
+    def _decision_from(self, props: Props, lookup: Lookup | None = None) -> Decision:
+        kind = ReviewTarget(_one(props, MKG.targetKind))
+        before, after = _opt(props, MKG.before), _opt(props, MKG.after)
+        snapshots: dict[ReviewTarget, type[StatementSnapshot | EntitySnapshot | MergeSnapshot]]
+        snapshots = {ReviewTarget.STATEMENT: StatementSnapshot,
+                     ReviewTarget.ENTITY: EntitySnapshot, ReviewTarget.MERGE: MergeSnapshot}
+        snapshot = snapshots[kind]
+        edit: type[StatementEdit | EntityEdit] = (
+            StatementEdit if kind is ReviewTarget.STATEMENT else EntityEdit)
+        undoes = _opt(props, MKG.undoes)
+        at = _one(props, PROV.startedAtTime)
+        return Decision(
+            id=_one(props, MKG.id), target_kind=kind, target=_one(props, MKG.targetId),
+            action=ReviewAction(_one(props, MKG.action)), reviewer=_one(props, MKG.reviewer),
+            at=at if isinstance(at, datetime) else datetime.fromisoformat(str(at)),
+            reason=_one(props, RDFS.comment, ""),
+            before=snapshot.model_validate_json(str(before)) if before is not None else None,
+            after=edit.model_validate_json(str(after)) if after is not None else None,
+            undoes=self._id_of(undoes) if undoes is not None else None)
 
     def _link_node(self, kind: LinkKind, identifier: str, *, target: bool) -> URIRef:
         if target and kind is LinkKind.DEFINITION_OF:
@@ -387,7 +440,8 @@ class RDFReader:
     def counts(self) -> StoreCounts:
         """Two aggregate queries, answered inside the store: no quad is read
         into Python (a full scan took seconds at half a million quads)."""
-        types = (MKG.Document, MKG.Chunk, MKG.Entity, MKG.Assertion, SKOS.Concept, MKG.Link)
+        types = (MKG.Document, MKG.Chunk, MKG.Entity, MKG.Assertion, SKOS.Concept, MKG.Link,
+                 MKG.ReviewDecision)
         found: dict[tuple[str, str], int] = {}
         rows = self._ds.query(
             "SELECT ?g ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { "
@@ -411,7 +465,8 @@ class RDFReader:
         return StoreCounts(quads=quads,
                            user=per_layer[Layer.USER], literature=per_layer[Layer.LITERATURE],
                            concepts=count(SKOS.Concept, Layer.VOCABULARY),
-                           links=count(MKG.Link, "links"))
+                           links=count(MKG.Link, "links"),
+                           decisions=count(MKG.ReviewDecision, "review"))
 
     def quads(self) -> Iterator[tuple[Node, Node, Node, URIRef]]:
         """Every quad of every graph: (subject, predicate, object, graph IRI)."""

@@ -32,7 +32,7 @@ def test_stage_state_records_and_forgets(tmp_path: Path) -> None:
 
 
 def test_the_build_is_a_declared_list() -> None:
-    assert [s.name for s in BUILD_STAGES] == ["extract", "grow", "link", "summarise"]
+    assert [s.name for s in BUILD_STAGES] == ["extract", "grow", "link", "review", "summarise"]
 
 
 @pytest.mark.slow

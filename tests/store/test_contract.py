@@ -393,3 +393,80 @@ def test_defect_06_reloading_an_updated_vocabulary_replaces_its_values(store: Gr
     store.add_concepts([new], "seed.obo")
     assert store.concept("DOID:1") == new
     assert [c.name for c in store.concepts()] == ["new name"]
+
+
+# -- review: decisions and their effects -------------------------------------------
+
+
+def _treats(store: GraphStore) -> tuple[Triple, Entity, Entity]:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    disease = entity("type 2 diabetes", "DISO", doc, chunks[0], 17)
+    store.add_entities([drug, disease])
+    ev = Evidence(chunk_id=chunks[0].id, document_id=doc.id, start=0, end=33, quote=TEXT[:33])
+    q = Qualifiers()
+    t = Triple(id=Triple.key_for(Layer.LITERATURE, drug.id, Predicate.TREATS, disease.id, q),
+               layer=Layer.LITERATURE, head=drug.id, predicate=Predicate.TREATS,
+               tail=disease.id, evidence=[ev], qualifiers=q, confidence=0.9)
+    store.add_triples([t])
+    return t, drug, disease
+
+
+def test_decisions_round_trip_with_hostile_text(store: GraphStore) -> None:
+    from datetime import UTC, datetime
+
+    from medkg.model import (
+        Decision,
+        ReviewAction,
+        ReviewTarget,
+        StatementEdit,
+        StatementSnapshot,
+    )
+
+    t, drug, disease = _treats(store)
+    hostile = 'Dr "x" } . <script>alert(1)</script> \\u0000?'
+    before = StatementSnapshot(layer=t.layer, head=t.head, head_name=drug.name,
+                               predicate=t.predicate, tail=t.tail, tail_name=disease.name,
+                               evidence=t.evidence)
+    d1 = Decision(id="rev-a", target_kind=ReviewTarget.STATEMENT, target=t.id,
+                  action=ReviewAction.EDIT, reviewer=hostile, at=datetime(2026, 1, 2, tzinfo=UTC),
+                  reason=hostile, before=before,
+                  after=StatementEdit(head=t.head, predicate=Predicate.PREVENTS, tail=t.tail))
+    d2 = Decision(id="rev-b", target_kind=ReviewTarget.STATEMENT, target=t.id,
+                  action=ReviewAction.UNDO, reviewer="b", at=datetime(2026, 1, 3, tzinfo=UTC),
+                  undoes="rev-a")
+    store.add_decisions([d2, d1])
+    store.add_decisions([d1])  # idempotent
+    assert store.decisions() == [d1, d2]  # oldest first
+    assert store.decisions(t.id) == [d1, d2]
+    assert store.decisions("tri-none") == []
+    assert store.counts().decisions == 2
+
+
+def test_review_state_entity_fields_and_triple_removal(store: GraphStore) -> None:
+    from medkg.model import EntityEdit, ReviewState
+
+    t, drug, _disease = _treats(store)
+    assert store.triple(t.id).review is ReviewState.PROPOSED
+    assert store.set_review_state(t.id, ReviewState.REJECTED)
+    assert store.triple(t.id).review is ReviewState.REJECTED
+    assert not store.triple(t.id).in_force
+    assert not store.set_review_state("tri-none", ReviewState.ACCEPTED)
+    # A rewrite by the build does not bring "proposed" back beside the decision.
+    store.add_triples([t])
+    assert store.triple(t.id).review is ReviewState.REJECTED
+    assert store.update_entity(drug.id, EntityEdit(name="Metformin HCl", concept_ids=["X:1"]))
+    [brief] = store.entity_briefs([drug.id])
+    assert (brief.name, brief.type, brief.concept_ids) == ("Metformin HCl", "CHEM", ["X:1"])
+    assert not store.update_entity("ent-none", EntityEdit(name="x"))
+    version = t.model_copy(update={
+        "id": Triple.key_for(t.layer, t.head, Predicate.PREVENTS, t.tail, t.qualifiers),
+        "predicate": Predicate.PREVENTS, "method": "curator", "revision_of": t.id})
+    store.add_triples([version])
+    assert store.triple(version.id).revision_of == t.id
+    assert store.remove_triples([version.id, "tri-none"]) == [version.id]
+    with pytest.raises(NotFoundError):
+        store.triple(version.id)
+    assert [x.id for x in store.triples()] == [t.id]  # its evidence, shared, stays
+    assert store.triple(t.id).evidence == t.evidence

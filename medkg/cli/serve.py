@@ -1,0 +1,103 @@
+"""``medkg serve`` (the HTTP API and review page) and ``medkg token``."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medkg.cli._common import WorkspaceOpt, _run, console
+from medkg.errors import WorkspaceError
+
+token = typer.Typer(help="Bearer tokens for the HTTP API and the review page.",
+                    no_args_is_help=True)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, allow_remote: bool) -> None:
+    """Only a loopback address unless asked for: the API reads clinical notes."""
+    if not _loopback(host) and not allow_remote:
+        raise WorkspaceError(
+            f"{host} is reachable from other machines",
+            hint="the API serves clinical text: bind 127.0.0.1 (the default), or pass "
+                 "--allow-remote behind TLS and a firewall you trust")
+
+
+def page_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+@token.command("add")
+def add(name: Annotated[str, typer.Argument(help="the reviewer's name (kept in the audit log)")],
+        workspace: WorkspaceOpt = Path(".")) -> None:
+    """Make a token for a reviewer; it is printed once (only its digest is kept)."""
+    from medkg.layout import WorkspaceLayout
+    from medkg.server.access import add_token
+    from medkg.workspace import Workspace
+
+    _run(lambda: Workspace.open(workspace)).close()
+    secret = _run(lambda: add_token(WorkspaceLayout(workspace), name))
+    console.print(f"token for {name} (shown once; kept as a digest in "
+                  f"{WorkspaceLayout(workspace).tokens}):")
+    typer.echo(secret)
+
+
+def serve(
+    workspace: WorkspaceOpt = Path("."),
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="0 picks a free port")] = 8765,
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="allow an address other machines can reach")] = False,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs) and the review page over a workspace.
+    While it runs, the server owns the workspace: other medkg commands on it stop
+    and name its URL."""
+    import uvicorn
+
+    from medkg.layout import WorkspaceLayout
+    from medkg.server.access import add_token, claim, has_tokens, release
+    from medkg.server.app import create_app
+    from medkg.workspace import Workspace
+
+    check_host(host, allow_remote)
+    layout = WorkspaceLayout(workspace)
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise WorkspaceError(f"cannot listen on {host}:{port}: {exc.strerror}",
+                                 hint="pick another --port") from exc
+        url = page_url(host, sock.getsockname()[1])
+        _run(lambda: claim(layout, url))
+        try:
+            if not has_tokens(layout):
+                from medkg.cli.review import default_reviewer
+
+                secret = add_token(layout, default_reviewer())
+                console.print(f"made a token for {default_reviewer()} (shown once): open "
+                              f"{url}#token={secret}")
+            console.print(f"medkg serving {ws.root} at {url} (API documentation {url}docs); "
+                          "Ctrl-C stops it", soft_wrap=True)
+            config = uvicorn.Config(create_app(ws), log_level="warning", access_log=False)
+            # uvicorn shuts down on Ctrl-C, then passes the KeyboardInterrupt on
+            with contextlib.suppress(KeyboardInterrupt):
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            release(layout)
+            sock.close()
+    console.print("medkg server stopped; the workspace is free for other commands")

@@ -1,0 +1,402 @@
+"""The HTTP API and the review page of one workspace (FastAPI).
+
+The app owns the workspace (Oxigraph takes one process): every request works
+on it under one lock, so a decision, a build and a question never interleave.
+Every ``/api`` endpoint needs ``Authorization: Bearer <token>``; the token says
+who the reviewer is. Errors are JSON ``{"error", "hint"}`` with a 4xx status.
+"""
+
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+
+from medkg.config import RetrievalMode
+from medkg.errors import MedKGError, NotFoundError, ReviewError
+from medkg.export.rdf import EXPORT_FORMATS, Reviewed
+from medkg.model import (
+    Decision,
+    EntityEdit,
+    Layer,
+    Predicate,
+    ReviewAction,
+    ReviewState,
+    ReviewTarget,
+    StatementEdit,
+    Triple,
+)
+from medkg.pipeline.review import Request as ReviewRequest
+from medkg.retrieval.answer import Answer
+from medkg.review.queue import QueueFilter, QueueItem
+from medkg.review.views import EntityView, StatementView, entity_view, statement_view
+from medkg.server.access import Reviewer, reviewer_of
+from medkg.workspace import Workspace
+
+T = TypeVar("T")
+MAX_UPLOAD = 20 * 1024 * 1024
+PAGE = resources.files("medkg.server") / "page"
+MEDIA = {"ttl": "text/turtle", "trig": "application/trig", "nq": "application/n-quads",
+         "jsonld": "application/ld+json"}
+ExportFormat = Literal["ttl", "trig", "nq", "jsonld"]
+assert set(ExportFormat.__args__) == set(EXPORT_FORMATS)  # type: ignore[attr-defined]
+
+Id = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Problem(BaseModel):
+    error: str
+    hint: str | None = None
+
+
+class AskBody(BaseModel):
+    question: str = Field(min_length=1, max_length=4000)
+    mode: RetrievalMode | None = None
+
+
+class ReviewBody(BaseModel):
+    """One decision: ``target`` (a statement, entity or merged entity id) and the
+    action; ``edit`` is the curator's version of a statement, ``values`` an
+    entity's new name, type or concepts; an undo names ``undoes``."""
+
+    action: ReviewAction
+    target: str = Field("", max_length=200)
+    reason: str = Field("", max_length=2000)
+    edit: StatementEdit | None = None
+    values: EntityEdit | None = None
+    undoes: str | None = Field(None, max_length=200)
+
+    def request(self) -> ReviewRequest:
+        return ReviewRequest(self.action, self.target, self.reason, self.edit or self.values,
+                             self.undoes)
+
+
+class BulkBody(BaseModel):
+    decisions: list[ReviewBody] = Field(min_length=1, max_length=1000)
+
+
+class UndoBody(BaseModel):
+    reason: str = Field("", max_length=2000)
+
+
+class DocumentInfo(BaseModel):
+    id: str
+    layer: Layer
+    title: str
+    source: str
+    stages: list[str]
+
+
+class DocumentText(DocumentInfo):
+    text: str
+
+
+class IngestResult(BaseModel):
+    documents: int
+    chunks: int
+    skipped: int
+    failed: dict[str, str]
+
+
+class DeleteResult(BaseModel):
+    id: str
+    chunks: int
+    entities: int
+    triples: int
+
+
+class BuildResult(BaseModel):
+    documents: int
+    entities: int
+    triples: int
+    links: int
+    review_unresolved: int
+
+
+class StatementLine(BaseModel):
+    triple: Triple
+    head_name: str
+    tail_name: str
+
+
+class Page(BaseModel, Generic[T]):
+    total: int
+    offset: int
+    items: list[T]
+
+
+class MergeInfo(BaseModel):
+    source: str
+    source_name: str
+    target: str
+    target_name: str
+    score: float
+    method: str
+
+
+class Me(BaseModel):
+    reviewer: str
+    workspace: str
+
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def _who(request: Request,
+         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+         ) -> Reviewer:
+    """The reviewer the request's bearer token belongs to; 401 without one."""
+    layout = request.app.state.workspace.layout
+    found = reviewer_of(layout, credentials.credentials) if credentials else None
+    if found is None:
+        raise HTTPException(401, "a valid bearer token is needed",
+                            headers={"WWW-Authenticate": "Bearer"})
+    return found
+
+
+Who = Annotated[Reviewer, Depends(_who)]
+
+
+def create_app(workspace: Workspace) -> FastAPI:
+    """The app over an open workspace (the caller keeps it open while serving)."""
+    app = FastAPI(title="medkg", version="1", summary="A layered medical knowledge graph: "
+                  "questions with citations, curator review, export.",
+                  responses={401: {"model": Problem}})
+    app.state.workspace = workspace
+    lock = threading.RLock()
+    layout = workspace.layout
+    state: dict[str, Any] = {"retriever": None}
+
+    @contextmanager
+    def owned() -> Iterator[Workspace]:
+        with lock:
+            yield workspace
+
+    def changed() -> None:
+        state["retriever"] = None  # its caches hold entities and triples as they were
+
+    def run(action: Callable[[], T]) -> T:
+        with lock:
+            return action()
+
+    @app.exception_handler(MedKGError)
+    def _medkg_error(_request: Request, exc: MedKGError) -> JSONResponse:
+        status = 404 if isinstance(exc, NotFoundError) else 400
+        return JSONResponse(Problem(error=exc.message, hint=exc.hint).model_dump(),
+                            status_code=status)
+
+    @app.exception_handler(HTTPException)
+    def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse(Problem(error=str(exc.detail)).model_dump(),
+                            status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(OSError)
+    def _os_error(_request: Request, exc: OSError) -> JSONResponse:
+        return JSONResponse(Problem(error=f"the workspace failed: {exc.strerror or exc}",
+                                    hint="check the server's disk and permissions").model_dump(),
+                            status_code=503)
+
+    # -- the page (static files; no data in them) ---------------------------------
+
+    @app.get("/", include_in_schema=False)
+    def page() -> HTMLResponse:
+        return HTMLResponse((PAGE / "index.html").read_text(encoding="utf-8"),
+                            headers={"Content-Security-Policy": CSP,
+                                     "X-Content-Type-Options": "nosniff",
+                                     "Referrer-Policy": "no-referrer"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
+    app.mount("/static", StaticFiles(directory=str(PAGE)), name="static")
+
+    # -- the API ------------------------------------------------------------------
+
+    @app.get("/api/me", response_model=Me, tags=["session"])
+    def me(reviewer: Who) -> Me:
+        return Me(reviewer=reviewer.name, workspace=str(layout.root))
+
+    @app.post("/api/ask", response_model=Answer, tags=["ask"],
+              responses={400: {"model": Problem}})
+    def ask(body: AskBody, _reviewer: Who) -> Answer:
+        """The same JSON as ``medkg ask --json``: the answer, citations, facts,
+        definitions and the trace."""
+        with owned() as ws:
+            if state["retriever"] is None:
+                state["retriever"] = ws.retriever()
+            return ws.ask(body.question, mode=body.mode, retriever=state["retriever"])
+
+    @app.get("/api/documents", response_model=list[DocumentInfo], tags=["documents"])
+    def documents(_reviewer: Who, layer: Layer | None = None) -> list[DocumentInfo]:
+        with owned() as ws:
+            out = []
+            for lay in ([layer] if layer else [Layer.USER, Layer.LITERATURE]):
+                for doc_id in ws.store.document_ids(lay):
+                    doc = ws.store.document(doc_id)
+                    out.append(DocumentInfo(id=doc.id, layer=doc.layer, title=doc.title,
+                                            source=doc.source,
+                                            stages=sorted(ws.store.stages(doc_id))))
+            return out
+
+    @app.get("/api/documents/{document_id}", response_model=DocumentText, tags=["documents"],
+             responses={404: {"model": Problem}})
+    def document(document_id: str, _reviewer: Who) -> DocumentText:
+        with owned() as ws:
+            doc = ws.store.document(document_id)
+            return DocumentText(id=doc.id, layer=doc.layer, title=doc.title, source=doc.source,
+                                stages=sorted(ws.store.stages(doc.id)), text=doc.text)
+
+    @app.post("/api/documents", response_model=IngestResult, tags=["documents"],
+              responses={400: {"model": Problem}, 413: {"model": Problem}})
+    def upload(_reviewer: Who, file: Annotated[UploadFile, File()],
+               layer: Annotated[Layer, Form()] = Layer.USER) -> IngestResult:
+        """Ingest one uploaded document (.txt .md .jsonl .pdf); ``POST /api/build``
+        extracts from it."""
+        if layer is Layer.VOCABULARY:
+            raise ReviewError("vocabularies are loaded with `medkg vocab load`")
+        data = file.file.read(MAX_UPLOAD + 1)
+        if len(data) > MAX_UPLOAD:
+            raise HTTPException(413, f"a document may have at most {MAX_UPLOAD} bytes")
+        name = Path(file.filename or "upload.txt").name or "upload.txt"
+        with tempfile.TemporaryDirectory() as tmp, owned() as ws:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            report = ws.ingest([path], layer)
+            changed()
+        reasons = [why.split(": ", 1)[-1] for why in report.failed.values()]
+        failed = dict(zip([name], reasons, strict=False))  # one file was sent
+        return IngestResult(documents=report.documents, chunks=report.chunks,
+                            skipped=report.skipped, failed=failed)
+
+    @app.delete("/api/documents/{document_id}", response_model=DeleteResult,
+                tags=["documents"], responses={404: {"model": Problem}})
+    def delete(document_id: str, _reviewer: Who) -> DeleteResult:
+        with owned() as ws:
+            gone = ws.delete_document(document_id)
+            changed()
+        return DeleteResult(id=document_id, chunks=len(gone.chunks),
+                            entities=len(gone.entities), triples=len(gone.triples))
+
+    @app.post("/api/build", response_model=BuildResult, tags=["documents"])
+    def build(_reviewer: Who) -> BuildResult:
+        """Extract from new documents, link, apply every review decision again."""
+        with owned() as ws:
+            report = ws.build()
+            changed()
+        return BuildResult(documents=report.documents, entities=report.entities,
+                           triples=report.triples, links=report.links,
+                           review_unresolved=report.review_unresolved)
+
+    @app.get("/api/statements", response_model=Page[StatementLine], tags=["statements"])
+    def statements(
+        _reviewer: Who, layer: Layer | None = None, predicate: Predicate | None = None,
+        entity: Annotated[str | None, Query(max_length=200)] = None,
+        document: Annotated[str | None, Query(max_length=200)] = None,
+        state: ReviewState | None = None,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> Page[StatementLine]:
+        with owned() as ws:
+            found = [t for t in ws.store.triples(layer)
+                     if (predicate is None or t.predicate is predicate)
+                     and (state is None or t.review is state)
+                     and (document is None or document in {e.document_id for e in t.evidence})
+                     and (entity is None or entity in (t.head, t.tail))]
+            shown = found[offset:offset + limit]
+            names = {b.id: b.name for b in ws.store.entity_briefs(
+                {e for t in shown for e in (t.head, t.tail)})}
+        return Page[StatementLine](total=len(found), offset=offset, items=[
+            StatementLine(triple=t, head_name=names.get(t.head, t.head),
+                          tail_name=names.get(t.tail, t.tail)) for t in shown])
+
+    @app.get("/api/statements/{triple_id}", response_model=StatementView, tags=["statements"],
+             responses={404: {"model": Problem}})
+    def statement(triple_id: str, _reviewer: Who) -> StatementView:
+        return run(lambda: statement_view(workspace.store, triple_id))
+
+    @app.get("/api/queue", response_model=Page[QueueItem], tags=["review"])
+    def queue(
+        _reviewer: Who, layer: Layer | None = None, predicate: Predicate | None = None,
+        entity: Annotated[str | None, Query(max_length=200)] = None,
+        document: Annotated[str | None, Query(max_length=200)] = None,
+        state: Literal["proposed", "accepted", "rejected", "edited", "any"] = "proposed",
+        kind: ReviewTarget | None = None,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> Page[QueueItem]:
+        """Statements and merges to review, highest priority first, with the reasons."""
+        flt = QueueFilter(layer=layer, predicate=predicate, entity=entity, document=document,
+                          state=None if state == "any" else ReviewState(state), kind=kind)
+        items = run(lambda: workspace.review_queue(flt))
+        return Page[QueueItem](total=len(items), offset=offset,
+                               items=items[offset:offset + limit])
+
+    @app.post("/api/review", response_model=Decision, tags=["review"],
+              responses={400: {"model": Problem}, 404: {"model": Problem}})
+    def review(body: ReviewBody, reviewer: Who) -> Decision:
+        with owned() as ws:
+            decision = ws.review(body.request(), reviewer.name)
+            changed()
+            return decision
+
+    @app.post("/api/review/bulk", response_model=list[Decision], tags=["review"],
+              responses={400: {"model": Problem}, 404: {"model": Problem}})
+    def review_bulk(body: BulkBody, reviewer: Who) -> list[Decision]:
+        """Several decisions: all are checked first; one bad one records none."""
+        with owned() as ws:
+            done = ws.review_many([d.request() for d in body.decisions], reviewer.name)
+            changed()
+            return done.decisions
+
+    @app.post("/api/review/{decision_id}/undo", response_model=Decision, tags=["review"],
+              responses={400: {"model": Problem}})
+    def undo(decision_id: str, body: UndoBody, reviewer: Who) -> Decision:
+        with owned() as ws:
+            decision = ws.review(ReviewRequest(ReviewAction.UNDO, reason=body.reason,
+                                               undoes=decision_id), reviewer.name)
+            changed()
+            return decision
+
+    @app.get("/api/audit", response_model=list[Decision], tags=["review"])
+    def audit(_reviewer: Who, target: Annotated[str | None, Query(max_length=200)] = None
+              ) -> list[Decision]:
+        """Every decision (or those about one target), oldest first."""
+        return run(lambda: workspace.review_log(target))
+
+    @app.get("/api/entities/{entity_id}", response_model=EntityView, tags=["entities"],
+             responses={404: {"model": Problem}})
+    def entity(entity_id: str, _reviewer: Who) -> EntityView:
+        return run(lambda: entity_view(workspace.store, entity_id))
+
+    @app.get("/api/merges", response_model=list[MergeInfo], tags=["entities"])
+    def merges(_reviewer: Who) -> list[MergeInfo]:
+        rows = run(workspace.merges)
+        return [MergeInfo(source=s.id, source_name=s.name, target=t.id, target_name=t.name,
+                          score=link.score, method=link.method) for link, s, t in rows]
+
+    @app.get("/api/export", tags=["export"], response_class=PlainTextResponse,
+             responses={200: {"content": {m: {} for m in MEDIA.values()}}})
+    def export(_reviewer: Who, fmt: Annotated[ExportFormat, Query(alias="format")] = "ttl",
+               reviewed: Reviewed = "not-rejected") -> Response:
+        """The graph as RDF; ``reviewed`` as for ``medkg export --reviewed``."""
+        with tempfile.TemporaryDirectory() as tmp, owned() as ws:
+            path = Path(tmp) / f"graph.{fmt}"
+            ws.export(path, fmt, reviewed=reviewed)
+            body = path.read_bytes()
+        return Response(body, media_type=MEDIA[fmt])
+
+    return app
+
+
+# The page runs only its own script and style; document text is never markup.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
