@@ -25,8 +25,17 @@ $(STAMP): pyproject.toml
 
 # The test tools and the local LLM (llama-cpp-python builds llama.cpp from source:
 # minutes the first time; pip keeps the built wheel in its cache for later installs).
+# The review page's browser tests drive Debian's chromium through Playwright
+# (never `playwright install`, which downloads a browser).
 $(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null || \
+	  echo "note: chromium could not be installed: the browser tests will skip"; \
+	fi
 	touch $(DEV_STAMP)
 
 demo: install
