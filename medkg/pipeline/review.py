@@ -21,7 +21,6 @@ from medkg.files import atomic_text
 from medkg.model import (
     Decision,
     EntityEdit,
-    Layer,
     LinkKind,
     ReviewAction,
     ReviewTarget,
@@ -41,7 +40,6 @@ from medkg.review.decisions import (
     undoable,
 )
 from medkg.review.queue import QueueFilter, QueueItem, merge_items, ordered, statement_items
-from medkg.rulehub.verify import Verifier
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -88,7 +86,8 @@ def prepare(parts: Components, request: Request, reviewer: str,
         raise ReviewError(f"{request.action.value} needs a target id")
     if kind is ReviewTarget.STATEMENT:
         triple = _triple(parts, request.target)
-        head, tail = store.entity(triple.head), store.entity(triple.tail)
+        ends = {b.id: b for b in store.entity_briefs([triple.head, triple.tail])}
+        head, tail = ends[triple.head], ends[triple.tail]
         after = request.after
         if request.action is ReviewAction.EDIT:
             after = _checked_edit(parts, triple, after)
@@ -198,14 +197,18 @@ def history(parts: Components, target: str | None = None) -> list[Decision]:
 
 
 def queue(parts: Components, flt: QueueFilter) -> list[QueueItem]:
+    """Statements and merges by priority; reads the triples and, of the entities,
+    only the briefs of their ends."""
     store = parts.store
-    layers = [flt.layer] if flt.layer is not None else [Layer.USER, Layer.LITERATURE]
     triples = store.triples(flt.layer) if flt.kind in (None, ReviewTarget.STATEMENT) else []
-    entities = {e.id: e for layer in layers for e in store.entities(layer)}
-    items = statement_items(triples, entities, Verifier(), flt) if triples else []
-    if flt.kind in (None, ReviewTarget.MERGE):
-        force = in_force(store.decisions())
-        items += merge_items(store.links(kind=LinkKind.SAME_AS), entities, force,
+    merges = store.links(kind=LinkKind.SAME_AS) if flt.kind in (None, ReviewTarget.MERGE) \
+        else []
+    ends = {e for t in triples for e in (t.head, t.tail)}
+    ends |= {e for x in merges for e in (x.source, x.target)}
+    briefs = {b.id: b for b in store.entity_briefs(sorted(ends))}
+    items = statement_items(triples, briefs, flt) if triples else []
+    if merges:
+        items += merge_items(merges, briefs, in_force(store.decisions()),
                              parts.settings.linking.resolution_min_cosine, flt)
     return ordered(items)
 

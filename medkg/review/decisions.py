@@ -15,6 +15,7 @@ from medkg.errors import ReviewError
 from medkg.model import (
     Decision,
     Entity,
+    EntityBrief,
     EntityEdit,
     EntitySnapshot,
     MergeSnapshot,
@@ -44,7 +45,8 @@ def target_of(action: ReviewAction) -> ReviewTarget:
     raise ReviewError(f"{action.value} is not an action on a statement, entity or merge")
 
 
-def statement_snapshot(triple: Triple, head: Entity, tail: Entity) -> StatementSnapshot:
+def statement_snapshot(triple: Triple, head: Entity | EntityBrief, tail: Entity | EntityBrief
+                       ) -> StatementSnapshot:
     return StatementSnapshot(layer=triple.layer, head=triple.head, head_name=head.name,
                              predicate=triple.predicate, tail=triple.tail, tail_name=tail.name,
                              qualifiers=triple.qualifiers, evidence=triple.evidence,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from medkg.model import (
     Entity,
+    EntityBrief,
     Layer,
     Link,
     Predicate,
@@ -71,11 +72,20 @@ def _weight(rule_id: str, severity: str) -> float:
     return 3.0 if severity == "hard" else 2.0
 
 
-def statement_reasons(triples: Sequence[Triple], entities: Mapping[str, Entity],
-                      verifier: Verifier) -> dict[str, list[Reason]]:
+def as_entities(briefs: Mapping[str, EntityBrief]) -> dict[str, Entity]:
+    """Entities as the RuleHub reads them, from briefs (their mentions' texts go
+    to the verifier as ``surface``: an entity mentioned thousands of times is not
+    read mention by mention)."""
+    return {b.id: Entity(id=b.id, layer=b.layer, name=b.name, type=b.type, context="",
+                         concept_ids=b.concept_ids) for b in briefs.values()}
+
+
+def statement_reasons(triples: Sequence[Triple], briefs: Mapping[str, EntityBrief]
+                      ) -> dict[str, list[Reason]]:
     """Every reason to look at each triple (conflicts are found among ``triples``)."""
     out: dict[str, list[Reason]] = {t.id: [] for t in triples}
-    for v in verifier.check(triples, entities):
+    verifier = Verifier(surface={b.id: b.surface for b in briefs.values()})
+    for v in verifier.check(triples, as_entities(briefs)):
         if v.triple_id in out:
             text = v.message + (f" ({v.detail})" if v.detail else "")
             out[v.triple_id].append(Reason(code=v.rule, text=text,
@@ -98,9 +108,9 @@ def statement_reasons(triples: Sequence[Triple], entities: Mapping[str, Entity],
     return out
 
 
-def statement_items(triples: Sequence[Triple], entities: Mapping[str, Entity],
-                    verifier: Verifier, flt: QueueFilter) -> list[QueueItem]:
-    reasons = statement_reasons(triples, entities, verifier)
+def statement_items(triples: Sequence[Triple], entities: Mapping[str, EntityBrief],
+                    flt: QueueFilter) -> list[QueueItem]:
+    reasons = statement_reasons(triples, entities)
     items = []
     needle = (flt.entity or "").lower()
     for t in triples:
@@ -123,8 +133,10 @@ def statement_items(triples: Sequence[Triple], entities: Mapping[str, Entity],
     return items
 
 
-def merge_items(links: Sequence[Link], entities: Mapping[str, Entity], force: InForce,
+def merge_items(links: Sequence[Link], entities: Mapping[str, EntityBrief], force: InForce,
                 min_cosine: float, flt: QueueFilter) -> list[QueueItem]:
+    """Merges to review. They are not filtered by document (a merge is about two
+    entities, each mentioned in many): a document filter lists statements only."""
     items = []
     needle = (flt.entity or "").lower()
     for link in links:
@@ -134,11 +146,9 @@ def merge_items(links: Sequence[Link], entities: Mapping[str, Entity], force: In
         decided = force.merges.get(link.source)
         state = (ReviewState.ACCEPTED if decided is not None
                  and decided.action is ReviewAction.CONFIRM else ReviewState.PROPOSED)
-        docs = sorted({m.document_id for m in (*source.mentions, *target.mentions)})
         if (flt.state is not None and state is not flt.state) \
                 or (flt.layer is not None and source.layer is not flt.layer) \
-                or flt.predicate is not None \
-                or (flt.document is not None and flt.document not in docs) \
+                or flt.predicate is not None or flt.document is not None \
                 or (needle and needle not in (link.source.lower(), link.target.lower())
                     and needle not in source.name.lower() and needle not in target.name.lower()):
             continue
@@ -153,7 +163,7 @@ def merge_items(links: Sequence[Link], entities: Mapping[str, Entity], force: In
             kind=ReviewTarget.MERGE, id=link.source, priority=round(sum(r.weight for r in why), 3),
             reasons=why, state=state, layer=source.layer,
             label=f"{source.name} → merged into {target.name}", head=link.source,
-            tail=link.target, documents=docs))
+            tail=link.target))
     return items
 
 

@@ -18,7 +18,6 @@ from medkg.model import (
     Triple,
 )
 from medkg.review.queue import Reason, statement_reasons
-from medkg.rulehub.verify import Verifier
 from medkg.store.base import GraphStore
 
 MAX_MENTIONS = 200
@@ -189,8 +188,9 @@ def statement_view(store: GraphStore, triple_id: str) -> StatementView:
     head, tail = store.entity(triple.head), store.entity(triple.tail)
     neighbours = store.triples(entity_ids=[triple.head, triple.tail])
     others = [t for t in neighbours if t.id != triple.id]
-    entities = {head.id: head, tail.id: tail}
-    reasons = statement_reasons([triple, *others], entities, Verifier())[triple.id]
+    briefs = {b.id: b for b in store.entity_briefs(
+        {e for t in neighbours for e in (t.head, t.tail)})}
+    reasons = statement_reasons([triple, *others], briefs)[triple.id]
     revised = sorted(t.id for t in neighbours if t.revision_of == triple.id)
     return StatementView(triple=triple, head=card(store, head), tail=card(store, tail),
                          evidence=_evidence(store, triple, head, tail), reasons=reasons,

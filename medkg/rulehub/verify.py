@@ -54,9 +54,11 @@ class Violation:
 
 
 class Verifier:
-    def __init__(self, rules: RuleSet | None = None, min_triples: int = 1) -> None:
+    def __init__(self, rules: RuleSet | None = None, min_triples: int = 1,
+                 surface: Mapping[str, Sequence[str]] | None = None) -> None:
         self.rules = rules or load_rules()
         self.min_triples = min_triples
+        self.surface = surface or {}  # entity id -> the texts it is mentioned by
 
     def _v(self, rule_id: str, triple: Triple | None, detail: str = "") -> Violation:
         rule: Rule = self.rules.get(rule_id)
@@ -102,8 +104,8 @@ class Verifier:
         if not quotes:
             out.append(self._v("S005", t))
         elif not any(n.lower() in q.lower() for q in quotes
-                     for n in {head.name, tail.name, *(m.text for m in head.mentions),
-                               *(m.text for m in tail.mentions)}):
+                     for n in {head.name, tail.name, *self._surface(head),
+                               *self._surface(tail)}):
             out.append(self._v("S006", t))
         if not 0.0 <= t.confidence <= 1.0:
             out.append(self._v("S007", t, str(t.confidence)))
@@ -118,6 +120,12 @@ class Verifier:
         texts = [*quotes, head.name, tail.name, t.qualifiers.population or ""]
         out += [self._v(rule_id, t, detail) for rule_id, detail in _numeric_and_temporal(texts)]
         return out
+
+    def _surface(self, entity: Entity) -> Iterable[str]:
+        """The texts an entity is mentioned by: its mentions', or what
+        ``surface`` gave for it (entities read without their mentions)."""
+        given = self.surface.get(entity.id)
+        return given if given is not None else (m.text for m in entity.mentions)
 
     def _conflicts(self, new: Sequence[Triple], existing: list[Triple],
                    entities: Mapping[str, Entity]) -> list[Violation]:

@@ -281,16 +281,32 @@ async function openMerge(item) {
 // -- decisions ----------------------------------------------------------------
 
 async function decide(body, label) {
+  // The decided item leaves the list at once and the next one opens; the whole
+  // queue (its priorities change as decisions are made) is read again every
+  // REFRESH_EVERY decisions, or when the list runs out.
   const started = performance.now();
   try {
     const decision = await api("POST", "/api/review", body);
     state.mine.push(decision.id);
     $("reason").value = "";
-    await loadQueue();
+    const stateFilter = $("f-state").value;
+    if (stateFilter !== "any") {
+      state.items = state.items.filter((i) => i.id !== body.target);
+      state.total = Math.max(0, state.total - 1);
+    }
+    if (stateFilter === "any" || !state.items.length || state.mine.length % REFRESH_EVERY === 0) {
+      await loadQueue();
+    } else {
+      state.index = Math.min(state.index, state.items.length - 1);
+      drawQueue();
+      await openCurrent();
+    }
     say(label + " · " + decision.id + " · " + Math.round(performance.now() - started) + " ms");
     document.body.dataset.decisions = String(state.mine.length);
   } catch (err) { say(String(err.message), true); }
 }
+
+const REFRESH_EVERY = 10;
 
 function accept() {
   const c = state.current;
