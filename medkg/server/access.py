@@ -107,7 +107,8 @@ def check_not_served(layout: WorkspaceLayout) -> None:
         raise WorkspaceError(
             f"a medkg server owns this workspace: {url}",
             hint=f"use its API ({url}docs) or its review page, or stop the server "
-                 "(Ctrl-C where `medkg serve` runs) and run the command again")
+                 "(Ctrl-C where `medkg serve` runs) and run the command again; if no "
+                 f"server runs, delete {layout.server}")
 
 
 def claim(layout: WorkspaceLayout, url: str) -> None:
