@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import signal
 import socket
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +34,10 @@ def check_host(host: str, allow_remote: bool) -> None:
             f"{host} is reachable from other machines",
             hint="the API serves clinical text: bind 127.0.0.1 (the default), or pass "
                  "--allow-remote behind TLS and a firewall you trust")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def page_url(host: str, port: int) -> str:
@@ -79,6 +84,7 @@ def serve(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            sock.listen(128)  # connections wait from now on, before uvicorn serves them
         except OSError as exc:
             raise WorkspaceError(f"cannot listen on {host}:{port}: {exc.strerror}",
                                  hint="pick another --port") from exc
@@ -94,7 +100,9 @@ def serve(
             console.print(f"medkg serving {ws.root} at {url} (API documentation {url}docs); "
                           "Ctrl-C stops it", soft_wrap=True)
             config = uvicorn.Config(create_app(ws), log_level="warning", access_log=False)
-            # uvicorn shuts down on Ctrl-C, then passes the KeyboardInterrupt on
+            # uvicorn shuts down on Ctrl-C or SIGTERM, then passes the signal on: both
+            # end here, so the server file goes.
+            signal.signal(signal.SIGTERM, _interrupt)
             with contextlib.suppress(KeyboardInterrupt):
                 uvicorn.Server(config).run(sockets=[sock])
         finally:
