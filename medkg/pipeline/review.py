@@ -86,7 +86,8 @@ def prepare(parts: Components, request: Request, reviewer: str,
         raise ReviewError(f"{request.action.value} needs a target id")
     if kind is ReviewTarget.STATEMENT:
         triple = _triple(parts, request.target)
-        ends = {b.id: b for b in store.entity_briefs([triple.head, triple.tail])}
+        ends = {b.id: b for b in store.entity_briefs([triple.head, triple.tail],
+                                                      mentions=False)}
         head, tail = ends[triple.head], ends[triple.tail]
         after = request.after
         if request.action is ReviewAction.EDIT:
@@ -180,7 +181,7 @@ def record(parts: Components, requests: list[Request], reviewer: str) -> Recorde
         out.decisions.append(decision)
     if out.decisions:
         store.add_decisions(out.decisions)
-        out.applied = apply(store, log)
+        out.applied = apply(store, log, only={d.target for d in out.decisions})
     return out
 
 

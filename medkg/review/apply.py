@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from medkg.errors import NotFoundError
 from medkg.model import (
     Decision,
     EntityEdit,
@@ -119,22 +120,63 @@ def curated_version(original: Triple, edit: StatementEdit, before: StatementSnap
         revision_of=original.id)
 
 
-def apply(store: GraphStore, decisions: list[Decision] | None = None) -> Applied:
+def apply(store: GraphStore, decisions: list[Decision] | None = None, *,
+          only: set[str] | None = None) -> Applied:
+    """Bring the graph in line with the whole log (``decisions``, else the
+    store's). ``only``: just these targets (and their curators' versions), as
+    after a decision about them; the build applies everything."""
     log = store.decisions() if decisions is None else decisions
     out = Applied()
     if not log:  # nothing decided: the build's own states stand
         return out
     force = in_force(log)
-    known = store.entity_ids()
-    _statements(store, force.statements, known, out)
+    if only is None:
+        known = store.entity_ids()
+    else:
+        log = [d for d in log if d.target in only]
+        force.statements = {k: d for k, d in force.statements.items() if k in only}
+        force.entities = {k: d for k, d in force.entities.items() if k in only}
+        force.merges = {k: d for k, d in force.merges.items() if k in only}
+        known = _entities_named(store, log)
+    _statements(store, force.statements, known, out, only)
     _entities(store, log, force.entities, known, out)
     _merges(store, log, force.merges, known, out)
     return out
 
 
+def _entities_named(store: GraphStore, log: list[Decision]) -> set[str]:
+    """Which of the entities these decisions name (as targets, the ends of an
+    edit or of a merge) are in the graph."""
+    named: set[str] = set()
+    for d in log:
+        named.add(d.target)
+        if isinstance(d.after, StatementEdit):
+            named |= {d.after.head, d.after.tail}
+        if isinstance(d.before, StatementSnapshot):
+            named |= {d.before.head, d.before.tail}
+        if isinstance(d.before, MergeSnapshot):
+            named |= {d.before.source, d.before.target}
+    wanted = sorted(n for n in named if n.startswith("ent-"))
+    return {b.id for b in store.entity_briefs(wanted, mentions=False)}
+
+
+def _read(store: GraphStore, only: set[str] | None) -> dict[str, Triple]:
+    """Every statement, or those named and the curators' versions of them."""
+    if only is None:
+        return {t.id: t for t in store.triples()}
+    ids = set(only) | {v for t in only for v in store.revisions_of(t)}
+    found = {}
+    for tid in sorted(ids):
+        try:
+            found[tid] = store.triple(tid)
+        except NotFoundError:
+            continue
+    return found
+
+
 def _statements(store: GraphStore, decided: dict[str, Decision], known: set[str],
-                out: Applied) -> None:
-    triples = {t.id: t for t in store.triples()}
+                out: Applied, only: set[str] | None = None) -> None:
+    triples = _read(store, only)
     wanted: dict[str, ReviewState] = {}
     versions: dict[str, Triple] = {}
     for d in sorted(decided.values(), key=lambda d: (d.at, d.id)):

@@ -11,6 +11,7 @@ from medkg.errors import NotFoundError, ReviewError
 from medkg.model import (
     Decision,
     Entity,
+    EntityBrief,
     Layer,
     LinkKind,
     Predicate,
@@ -36,7 +37,7 @@ class EntityCard(BaseModel):
     type: str
     layer: Layer
     concepts: list[ConceptCard] = []
-    mentions: int = 0
+    chunks: int = 0  # how many chunks mention it
 
 
 class Mark(BaseModel):
@@ -131,7 +132,7 @@ class EntityView(BaseModel):
         e = self.entity
         lines = [f"{e.name} ({e.type}, {e.layer.value}) [{e.id}]"]
         lines += [f"  {c.id} {c.name}: {c.definition or '(no definition)'}" for c in e.concepts]
-        lines.append(f"  {e.mentions} mention(s)")
+        lines.append(f"  mentioned in {e.chunks} chunk(s)")
         lines += [f"    {m.document_id} {m.start}-{m.end}: {m.text}" for m in self.mentions[:20]]
         lines += [f"  {m.kind.value} {m.direction} {m.other_name} [{m.other}] "
                   f"({m.method}, {m.score:.3f})" for m in self.merges]
@@ -149,7 +150,7 @@ def _history(decisions: list[Decision]) -> list[str]:
         + (f" — {d.reason}" if d.reason else "") + f" [{d.id}]" for d in decisions]
 
 
-def card(store: GraphStore, entity: Entity) -> EntityCard:
+def card(store: GraphStore, entity: Entity | EntityBrief) -> EntityCard:
     concepts = []
     for cid in entity.concept_ids:
         try:
@@ -159,13 +160,32 @@ def card(store: GraphStore, entity: Entity) -> EntityCard:
             continue
         concepts.append(ConceptCard(id=c.id, name=c.name, definition=c.definition,
                                     source=c.source))
+    chunks = entity.chunk_ids if isinstance(entity, EntityBrief) \
+        else sorted({m.chunk_id for m in entity.mentions})
     return EntityCard(id=entity.id, name=entity.name, type=entity.type, layer=entity.layer,
-                      concepts=concepts, mentions=len(entity.mentions))
+                      concepts=concepts, chunks=len(chunks))
 
 
-def _evidence(store: GraphStore, triple: Triple, head: Entity, tail: Entity
+def marks(quote: str, ends: list[tuple[str, list[str]]]) -> list[Mark]:
+    """Where each end's surface texts (longest first) occur in the quote,
+    case-insensitively and without overlaps: the highlighting of the page."""
+    lowered = quote.lower()
+    taken: list[Mark] = []
+    for role, texts in ends:
+        for text in sorted({t.lower() for t in texts if t.strip()}, key=len, reverse=True):
+            at = lowered.find(text)
+            while at >= 0:
+                end = at + len(text)
+                if all(end <= m.start or at >= m.end for m in taken):
+                    taken.append(Mark(start=at, end=end, role=role))
+                at = lowered.find(text, end)
+    return sorted(taken, key=lambda m: (m.start, m.end))
+
+
+def _evidence(store: GraphStore, triple: Triple, head: EntityBrief, tail: EntityBrief
               ) -> list[EvidenceView]:
     titles: dict[str, str] = {}
+    ends = [("head", [head.name, *head.surface]), ("tail", [tail.name, *tail.surface])]
     out = []
     for ev in triple.evidence:
         if ev.document_id not in titles:
@@ -173,25 +193,24 @@ def _evidence(store: GraphStore, triple: Triple, head: Entity, tail: Entity
                 titles[ev.document_id] = store.document(ev.document_id).title
             except NotFoundError:
                 titles[ev.document_id] = ev.document_id
-        marks = sorted({Mark(start=m.start - ev.start, end=m.end - ev.start, role=role)
-                        for role, entity in (("head", head), ("tail", tail))
-                        for m in entity.mentions
-                        if m.document_id == ev.document_id and ev.start <= m.start
-                        and m.end <= ev.end}, key=lambda m: (m.start, m.end))
         out.append(EvidenceView(document_id=ev.document_id, document_title=titles[ev.document_id],
-                                start=ev.start, end=ev.end, quote=ev.quote, marks=marks))
+                                start=ev.start, end=ev.end, quote=ev.quote,
+                                marks=marks(ev.quote, ends)))
     return out
 
 
 def statement_view(store: GraphStore, triple_id: str) -> StatementView:
+    """The statement, its ends (read as briefs, not mention by mention), its
+    evidence, and its reasons; its conflicts are looked for among the statements
+    about the same two entities (the queue looks across the whole graph)."""
     triple = store.triple(triple_id)
-    head, tail = store.entity(triple.head), store.entity(triple.tail)
+    briefs = {b.id: b for b in store.entity_briefs([triple.head, triple.tail])}
+    head, tail = briefs[triple.head], briefs[triple.tail]
     neighbours = store.triples(entity_ids=[triple.head, triple.tail])
-    others = [t for t in neighbours if t.id != triple.id]
-    briefs = {b.id: b for b in store.entity_briefs(
-        {e for t in neighbours for e in (t.head, t.tail)})}
+    pair = {triple.head, triple.tail}
+    others = [t for t in neighbours if t.id != triple.id and {t.head, t.tail} == pair]
     reasons = statement_reasons([triple, *others], briefs)[triple.id]
-    revised = sorted(t.id for t in neighbours if t.revision_of == triple.id)
+    revised = sorted(store.revisions_of(triple.id))
     return StatementView(triple=triple, head=card(store, head), tail=card(store, tail),
                          evidence=_evidence(store, triple, head, tail), reasons=reasons,
                          priority=round(sum(r.weight for r in reasons), 3),

@@ -298,10 +298,12 @@ class RDFReader:
             nodes.update(str(row[0]) for row in rows)  # type: ignore[index]
         return self._briefs(sorted(nodes))
 
-    def entity_briefs(self, entity_ids: Iterable[str]) -> list[EntityBrief]:
-        return self._briefs([str(self.iris.node("entity", e)) for e in dict.fromkeys(entity_ids)])
+    def entity_briefs(self, entity_ids: Iterable[str], *, mentions: bool = True
+                      ) -> list[EntityBrief]:
+        return self._briefs([str(self.iris.node("entity", e)) for e in dict.fromkeys(entity_ids)],
+                            mentions=mentions)
 
-    def _briefs(self, nodes: list[str]) -> list[EntityBrief]:
+    def _briefs(self, nodes: list[str], *, mentions: bool = True) -> list[EntityBrief]:
         """Two queries per batch, evaluated inside the store: the entities' own
         fields, then their mentions' (chunk, text) pairs (a mention node lives in
         its entity's graph); no mention's offsets or qualifiers are read."""
@@ -321,6 +323,8 @@ class RDFReader:
                                                    "concept_ids": set()})
                 if cid is not None:
                     entry["concept_ids"].add(str(cid))
+            if not mentions:
+                continue
             for e, chunk, text in self._ds.query(  # type: ignore[misc]
                     "SELECT ?e ?chunk ?text WHERE { " + values
                     + f"GRAPH ?g {{ ?e {MKG.mention.n3()} ?m . "
@@ -361,6 +365,10 @@ class RDFReader:
         if MKG.Assertion not in props.get(RDF.type, []):
             raise NotFoundError("statement", triple_id)
         return self._triple_from(props)
+
+    def revisions_of(self, triple_id: str) -> list[str]:
+        return [self._id_of(n) for n in self._subjects(
+            PROV.wasRevisionOf, self.iris.node("statement", triple_id))]
 
     def triples(
         self, layer: Layer | None = None, entity_ids: Iterable[str] | None = None

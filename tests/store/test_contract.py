@@ -459,12 +459,16 @@ def test_review_state_entity_fields_and_triple_removal(store: GraphStore) -> Non
     assert store.update_entity(drug.id, EntityEdit(name="Metformin HCl", concept_ids=["X:1"]))
     [brief] = store.entity_briefs([drug.id])
     assert (brief.name, brief.type, brief.concept_ids) == ("Metformin HCl", "CHEM", ["X:1"])
+    [bare] = store.entity_briefs([drug.id], mentions=False)
+    assert bare == brief.model_copy(update={"chunk_ids": [], "surface": []})
+    assert brief.chunk_ids and brief.surface == ["metformin"]
     assert not store.update_entity("ent-none", EntityEdit(name="x"))
     version = t.model_copy(update={
         "id": Triple.key_for(t.layer, t.head, Predicate.PREVENTS, t.tail, t.qualifiers),
         "predicate": Predicate.PREVENTS, "method": "curator", "revision_of": t.id})
     store.add_triples([version])
     assert store.triple(version.id).revision_of == t.id
+    assert store.revisions_of(t.id) == [version.id] and store.revisions_of(version.id) == []
     assert store.remove_triples([version.id, "tri-none"]) == [version.id]
     with pytest.raises(NotFoundError):
         store.triple(version.id)

@@ -389,7 +389,7 @@ async function openEntity(id) {
     const view = await api("GET", "/api/entities/" + encodeURIComponent(id));
     const e = view.entity;
     pane.append(el("h2", {}, e.name + " ", el("span", { class: "muted", text: "(" + e.type + ", " + e.layer + ")" })),
-      el("p", {}, el("code", { text: e.id }), " · " + e.mentions + " mention(s)"),
+      el("p", {}, el("code", { text: e.id }), " · mentioned in " + e.chunks + " chunk(s)"),
       el("h3", { text: "Concepts" }), concepts(e));
     pane.append(entityActions(e));
     pane.append(el("h3", { text: "Merges" }));
