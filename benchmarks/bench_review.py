@@ -84,6 +84,9 @@ def main() -> None:
             page = browser.new_page(viewport={"width": 1400, "height": 900}, bypass_csp=True)
             page.goto(url + "#token=" + token)
             page.wait_for_selector("#detail h2")
+            page.select_option("#f-kind", "statement")  # merges are not timed here
+            page.wait_for_function("[...document.querySelectorAll('.item')]"
+                                   ".every((li) => li.dataset.id.startsWith('tri-'))")
             if args.screenshots:
                 args.screenshots.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(args.screenshots / "queue.png"))
@@ -121,12 +124,14 @@ def main() -> None:
         # The baseline, same server, same run: the API calls behind one decision.
         api_times: dict[str, list[float]] = {"POST /api/review": [], "GET /api/queue": [],
                                              "GET /api/statements/{id}": []}
-        items = api.get("/api/queue", params={"limit": args.decisions}).json()["items"]
+        items = api.get("/api/queue", params={"limit": args.decisions,
+                                              "kind": "statement"}).json()["items"]
         for item in [i for i in items if i["kind"] == "statement"]:
             for name, call in (
                     ("POST /api/review", lambda i=item: api.post("/api/review", json={
                         "action": "accept", "target": i["id"]})),
-                    ("GET /api/queue", lambda: api.get("/api/queue", params={"limit": 500})),
+                    ("GET /api/queue", lambda: api.get("/api/queue", params={
+                        "limit": 500, "kind": "statement"})),
                     ("GET /api/statements/{id}", lambda i=item: api.get(
                         f"/api/statements/{i['id']}"))):
                 t0 = time.perf_counter()
