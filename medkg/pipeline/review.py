@@ -124,8 +124,12 @@ def _checked_edit(parts: Components, triple: Triple,
     if not isinstance(after, StatementEdit):
         raise ReviewError("an edit gives the statement's new predicate, head, tail or "
                           "qualifiers")
+    briefs = {b.id: b for b in parts.store.entity_briefs([after.head, after.tail],
+                                                          mentions=False)}
     for end in (after.head, after.tail):
-        entity = parts.store.entity(end)
+        entity = briefs.get(end)
+        if entity is None:
+            raise NotFoundError("entity", end)
         if entity.layer is not triple.layer:
             raise ReviewError(f"{end} is in the {entity.layer.value} layer, the statement in "
                               f"the {triple.layer.value} layer")
