@@ -25,7 +25,7 @@ from medkg.model import (
 )
 from medkg.pipeline.review import Request
 from medkg.workspace import Workspace
-from tests.conftest import EXAMPLES, copy_workspace
+from tests.conftest import copy_workspace
 
 pytestmark = pytest.mark.slow
 KINDS = ("accept", "reject", "edit", "rename", "retype", "renormalise", "confirm", "split")
