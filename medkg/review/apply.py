@@ -217,7 +217,8 @@ def _entities(store: GraphStore, log: list[Decision],
     for d in sorted(log, key=lambda d: (d.at, d.id)):
         if d.action in _FIELD and isinstance(d.before, EntitySnapshot):
             first.setdefault(d.target, {}).setdefault(_FIELD[d.action], d)
-    briefs = {b.id: b for b in store.entity_briefs(sorted(k for k in first if k in known))}
+    briefs = {b.id: b for b in store.entity_briefs(sorted(k for k in first if k in known),
+                                                   mentions=False)}
     for target, fields in first.items():
         snapshot = next(iter(fields.values())).before
         assert isinstance(snapshot, EntitySnapshot)
@@ -230,7 +231,7 @@ def _entities(store: GraphStore, log: list[Decision],
             now = next((d for a, d in decided.get(target, {}).items() if _FIELD[a] == name), None)
             source = now.after if now is not None else earliest.before
             values[name] = getattr(source, name)
-        brief = briefs.get(eid) or next(iter(store.entity_briefs([eid])), None)
+        brief = briefs.get(eid) or next(iter(store.entity_briefs([eid], mentions=False)), None)
         if brief is None:
             continue
         current = {"name": brief.name, "type": brief.type, "concept_ids": brief.concept_ids}
