@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEV_STAMP := $(VENV)/.dev-installed-stamp
+INTEROP := .venv-interop
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -26,8 +27,10 @@ $(STAMP): pyproject.toml
 # The test tools and the local LLM (llama-cpp-python builds llama.cpp from source:
 # minutes the first time; pip keeps the built wheel in its cache for later installs).
 # The review page's browser tests drive Debian's chromium through Playwright
-# (never `playwright install`, which downloads a browser).
-$(DEV_STAMP): $(STAMP)
+# (never `playwright install`, which downloads a browser). The export tests check
+# medkg's files with the formats' own tools (kgx, sssom-py, networkx), which pin
+# versions of their own: they live in a second venv, $(INTEROP).
+$(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  echo "installing Debian's chromium for the browser tests"; \
@@ -36,6 +39,9 @@ $(DEV_STAMP): $(STAMP)
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null || \
 	  echo "note: chromium could not be installed: the browser tests will skip"; \
 	fi
+	$(PYTHON) -m venv $(INTEROP)
+	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
+	$(INTEROP)/bin/python -m pip install --quiet -r tests/interop/requirements.txt
 	touch $(DEV_STAMP)
 
 demo: install
@@ -54,4 +60,4 @@ lint: install-dev
 	$(BIN)/mypy medkg
 
 clean:
-	rm -rf $(VENV) .medkg-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(INTEROP) .medkg-demo .pytest_cache .mypy_cache .ruff_cache

@@ -61,7 +61,18 @@ class Components:
 
             self._check_backend()
             self._store = open_store(self.settings.store, self.layout.graph)
+            self._check_iri_scheme(self._store)
         return self._store
+
+    def _check_iri_scheme(self, store: GraphStore) -> None:
+        """Concept IRIs follow :mod:`medkg.identifiers`; a workspace made before
+        (OBO PURLs for every prefix) has its concepts moved once, then recorded."""
+        from medkg.identifiers import SCHEME
+        from medkg.stagestate import IRI_SCHEME
+
+        if self.state.version(IRI_SCHEME) != SCHEME:
+            store.migrate_concept_iris()
+            self.state.record(IRI_SCHEME, SCHEME)
 
     def _check_backend(self) -> None:
         """One workspace, one graph: a store backend other than the one the

@@ -45,13 +45,14 @@ if TYPE_CHECKING:
     from medkg.construction.corpus import SentenceCorpus
     from medkg.construction.extraction import Relate
     from medkg.construction.growth import LevelStats
-    from medkg.export.rdf import Reviewed
+    from medkg.export.view import ExportFilter, ExportReport, Reviewed
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
     from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import VocabularyLoad
+    from medkg.pipeline.importing import ImportReport
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
@@ -235,16 +236,32 @@ class Workspace:
         """Answer with numbered citations and definitions (see :mod:`medkg.pipeline.ask`)."""
         return asking.ask(self.parts, question, mode, retriever)
 
-    def export(self, path: Path, fmt: str, *, overwrite: bool = False,
-               reviewed: Reviewed = "not-rejected") -> Path:
-        """The whole graph as RDF: ``ttl``, ``trig``, ``nq`` or ``jsonld``; never over
-        the workspace's own files, and over another file only with ``overwrite``.
-        ``reviewed``: ``not-rejected`` (what no curator rejected), ``accepted`` or ``all``."""
-        from medkg.export.rdf import export_rdf
+    def import_graph(self, paths: Sequence[Path], layer: Layer,
+                     progress: Progress = no_progress) -> ImportReport:
+        """A curated KGX graph into ``layer`` (see :mod:`medkg.pipeline.importing`)."""
+        from medkg.pipeline.importing import import_kgx
 
+        return import_kgx(self.parts, paths, layer, progress)
+
+    def export(self, path: Path, fmt: str, *, overwrite: bool = False,
+               reviewed: Reviewed = "not-rejected",
+               flt: ExportFilter | None = None) -> ExportReport:
+        """The graph in ``fmt`` (see ``medkg.export.formats.FORMATS``: RDF, KGX, OWL,
+        GraphML, Neo4j CSV, SSSOM); never over the workspace's own files, and over
+        another file only with ``overwrite``. ``flt`` chooses layers, review state,
+        minimum confidence and negated/uncertain statements; without it, ``reviewed``
+        (``not-rejected``: what no curator rejected, ``accepted`` or ``all``) and
+        the format's own default for negated statements."""
+        from medkg.export.formats import export_format
+        from medkg.export.view import ExportFilter, GraphView
+        from medkg.store.vocab import IRIs
+
+        spec = export_format(fmt)
         target = path.resolve()
-        if any(target.is_relative_to(p.resolve()) for p in self.layout.owned()):
+        if any(target.is_relative_to(p.resolve()) or p.resolve().is_relative_to(target)
+               for p in self.layout.owned()):
             raise WorkspaceError(f"{path} is one of the workspace's own files",
                                  hint="export to another file name")
-        return export_rdf(self.store, path, fmt, overwrite=overwrite, reviewed=reviewed,
-                          base_iri=self.settings.store.base_iri)
+        flt = flt or ExportFilter(reviewed=reviewed, include_negated=spec.negated_by_default)
+        view = GraphView(self.store, IRIs(self.settings.store.base_iri), flt)
+        return spec.write(view, path, overwrite)

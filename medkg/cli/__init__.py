@@ -15,6 +15,7 @@ from medkg.cli._common import (
     Group,
     LLMOpt,
     WorkspaceOpt,
+    _fail,
     _progress,
     _run,
     apply_llm_option,
@@ -270,20 +271,82 @@ def trust(workspace: WorkspaceOpt = Path(".")) -> None:
 
 @app.command()
 def export(
-    output: Annotated[Path, typer.Argument(help="file to write")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="ttl, trig, nq or jsonld")] = "ttl",
+    output: Annotated[Path, typer.Argument(
+        help="file to write (a directory for kgx-tsv, kgx-jsonl and neo4j-csv)")],
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="ttl, trig, nq, jsonld, kgx-tsv, kgx-jsonl, kgx-tsv-normalised, "
+        "owl, graphml, neo4j-csv or sssom")] = "ttl",
     workspace: WorkspaceOpt = Path("."),
-    force: Annotated[bool, typer.Option("--force", help="replace the file if it exists")] = False,
+    force: Annotated[bool, typer.Option("--force", help="replace the output if it exists")] = False,
     reviewed: Annotated[str, typer.Option(
         help="which statements: not-rejected (what no curator rejected or replaced), "
         "accepted (only what a curator accepted) or all")] = "not-rejected",
+    layer: Annotated[list[str] | None, typer.Option(
+        "--layer", help="user, literature or vocabulary; repeat for several (default: all)")
+    ] = None,
+    min_confidence: Annotated[float, typer.Option(
+        "--min-confidence", help="leave out statements below this confidence")] = 0.0,
+    negated: Annotated[bool | None, typer.Option(
+        "--negated/--no-negated", help="keep negated statements, flagged, never as plain "
+        "edges (default: yes for the RDF formats, no for the others)")] = None,
+    uncertain: Annotated[bool, typer.Option(
+        "--uncertain/--no-uncertain", help="keep hedged, hypothetical and family-history "
+        "statements, with their qualifiers")] = True,
 ) -> None:
-    """Export the whole graph (all layers, links, provenance, review decisions) as RDF."""
+    """Export the graph: RDF (all layers, links, provenance, review decisions), KGX with
+    Biolink categories, OWL, GraphML, Neo4j import files or SSSOM mappings."""
+    from medkg.export.formats import export_format
+    from medkg.export.view import ALL_LAYERS, ExportFilter
     from medkg.workspace import Workspace
 
+    def choose() -> ExportFilter:
+        spec = export_format(fmt)
+        try:
+            layers = frozenset(Layer(x) for x in layer) if layer else ALL_LAYERS
+        except ValueError as exc:
+            raise MedKGError(f"unknown layer in --layer {' '.join(layer or [])}",
+                             hint="use user, literature or vocabulary") from exc
+        return ExportFilter(layers=layers, reviewed=reviewed,  # type: ignore[arg-type]
+                            min_confidence=min_confidence,
+                            include_negated=spec.negated_by_default if negated is None
+                            else negated, include_uncertain=uncertain)
+
+    flt = _run(choose)
     with _run(lambda: Workspace.open(workspace)) as ws:
-        _run(lambda: ws.export(output, fmt, overwrite=force, reviewed=reviewed))  # type: ignore[arg-type]
-    console.print(f"wrote {output}")
+        report = _run(lambda: ws.export(output, fmt, overwrite=force, flt=flt))
+    counts = [f"{n} {what}" for n, what in ((report.nodes, "nodes"), (report.edges, "edges"),
+                                             (report.mappings, "mappings")) if n]
+    left = [f"{n} {why}" for why, n in sorted(report.left_out.items())]
+    if report.statements_left_out:
+        left.insert(0, f"{report.statements_left_out} statements by the filter")
+    console.print(f"wrote {output}" + (f": {', '.join(counts)}" if counts else "")
+                  + (f"; left out {', '.join(left)}" if left else ""), soft_wrap=True)
+
+
+@app.command("import")
+def import_graph(
+    paths: Annotated[list[Path], typer.Argument(
+        help="KGX node and edge files (*nodes.tsv, *edges.tsv, or .jsonl), or their directory")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="kgx")] = "kgx",
+    layer: Annotated[Layer, typer.Option(
+        help="the layer the graph joins: literature, user, or vocabulary (concepts and "
+        "subclass_of only)")] = Layer.LITERATURE,
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Import a curated graph (KGX) into a layer. Every row is checked first: one bad row,
+    named by file and line, and nothing is imported. Run `medkg build` after it to link."""
+    from medkg.workspace import Workspace
+
+    if fmt != "kgx":
+        _fail(MedKGError(f"unknown import format {fmt!r}", hint="medkg imports kgx; for "
+                         "documents and vocabularies use medkg ingest"))
+    with _run(lambda: Workspace.open(workspace)) as ws:
+        report = _run(lambda: ws.import_graph(paths, layer))
+    what = (f"{report.concepts} concepts" if layer is Layer.VOCABULARY
+            else f"{report.nodes} nodes and {report.edges} edges as {report.documents} "
+            f"document(s)")
+    console.print(f"imported {what} into the {layer.value} layer; run `medkg build -w "
+                  f"{workspace}` to link it", soft_wrap=True)
 
 
 def _examples_dir(given: Path | None) -> Path:

@@ -107,6 +107,13 @@ def load_vocabulary(parts: Components, path: Path | None,
     progress("parse", 0, 1)
     load = load_default() if path is None else load_file(path)
     progress("parse", 1, 1)
+    store_vocabulary(parts, load)
+    return load
+
+
+def store_vocabulary(parts: Components, load: VocabularyLoad) -> None:
+    """Store parsed concepts as the vocabulary layer and bring what follows from
+    it (the concept index, linking, concept vectors) up to date."""
     # The saved concept index goes stale before the graph changes, and is made
     # anew, for a new vocabulary version, once the graph holds the load.
     parts.state.forget(VOCABULARY)
@@ -119,4 +126,3 @@ def load_vocabulary(parts: Components, path: Path | None,
     concept_vectors = parts.index("concepts")
     concept_vectors.delete([c.id for c in load.concepts])
     concept_vectors.save()
-    return load

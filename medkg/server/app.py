@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from medkg.config import RetrievalMode
 from medkg.errors import MedKGError, NotFoundError, ReviewError
-from medkg.export.rdf import EXPORT_FORMATS, Reviewed
+from medkg.export.rdf import EXPORT_FORMATS
+from medkg.export.view import Reviewed
 from medkg.model import (
     Decision,
     EntityEdit,

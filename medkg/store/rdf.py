@@ -327,6 +327,26 @@ class RDFGraphStore(RDFReader):
         self._remove([q for quads in found for q in quads])
         return len(found)
 
+    def migrate_concept_iris(self) -> int:
+        """Move every concept whose node is not at the IRI this store mints from its
+        CURIE today (a workspace made before concept IRIs came from the Bioregistry)
+        to that IRI, as subject and as object in every graph: one update per batch
+        of concepts. Run again after a crash, it moves only what is left."""
+        vocabulary = self._graph(self.iris.graph(Layer.VOCABULARY))
+        moves: list[tuple[URIRef, URIRef]] = []
+        for node, _p, curie, _g in self._ds.quads((None, MKG.curie, None, vocabulary)):
+            new = self.iris.concept(str(curie))
+            if str(node) != str(new):
+                moves.append((URIRef(str(node)), new))
+        for start in range(0, len(moves), 2000):
+            values = " ".join(f"({_ox(old)} {_ox(new)})" for old, new in moves[start:start + 2000])
+            self._ds.update(
+                f"DELETE {{ GRAPH ?g {{ ?old ?p ?o }} }} INSERT {{ GRAPH ?g {{ ?new ?p ?o }} }} "
+                f"WHERE {{ VALUES (?old ?new) {{ {values} }} GRAPH ?g {{ ?old ?p ?o }} }} ; "
+                f"DELETE {{ GRAPH ?g {{ ?s ?p ?old }} }} INSERT {{ GRAPH ?g {{ ?s ?p ?new }} }} "
+                f"WHERE {{ VALUES (?old ?new) {{ {values} }} GRAPH ?g {{ ?s ?p ?old }} }}")
+        return len(moves)
+
     def close(self) -> None:
         self._ds.close()
 

@@ -415,20 +415,71 @@ class RDFReader:
             after=edit.model_validate_json(str(after)) if after is not None else None,
             undoes=self._id_of(undoes) if undoes is not None else None)
 
-    def _statements(self, graph: URIRef) -> list[Triple]:
-        """Every statement of one graph with its evidence, by two queries inside
-        the store: a pass over the whole graph (every mention of every entity)
-        took most of a minute at 1.6 M quads for a few hundred statements."""
-        nodes: dict[URIRef, Props] = defaultdict(lambda: defaultdict(list))
-        head = f"GRAPH {_iri(str(graph))} {{ ?s a {MKG.Assertion.n3()} . "
+    def _statements(self, graph: URIRef, nodes: list[str] | None = None) -> list[Triple]:
+        """The statements of one graph (all, or those ``nodes`` name) with their
+        evidence, by two queries inside the store: a pass over the whole graph
+        (every mention of every entity) took most of a minute at 1.6 M quads for a
+        few hundred statements."""
+        found: dict[URIRef, Props] = defaultdict(lambda: defaultdict(list))
+        values = "" if nodes is None else "VALUES ?s { " + " ".join(map(_iri, nodes)) + " } "
+        head = f"{values}GRAPH {_iri(str(graph))} {{ ?s a {MKG.Assertion.n3()} . "
         for query in (f"SELECT ?s ?p ?o WHERE {{ {head} ?s ?p ?o }} }}",
                       f"SELECT ?e ?p ?o WHERE {{ {head} ?s {PROV.wasDerivedFrom.n3()} ?e . "
                       "?e ?p ?o } }"):
             for node, pred, obj in self._ds.query(query):  # type: ignore[misc]
-                nodes[URIRef(str(node))][URIRef(str(pred))].append(obj)
-        lookup: Lookup = lambda node: nodes.get(node) or self._props(node)  # noqa: E731
-        return [self._triple_from(props, lookup) for node, props in nodes.items()
+                found[URIRef(str(node))][URIRef(str(pred))].append(obj)
+        lookup: Lookup = lambda node: found.get(node) or self._props(node)  # noqa: E731
+        return [self._triple_from(props, lookup) for node, props in found.items()
                 if MKG.Assertion in props.get(RDF.type, [])]
+
+    def _stream(self, graph: URIRef, rdf_type: URIRef) -> Iterator[list[str]]:
+        """The nodes of one type in one graph, a batch at a time, as the store
+        yields them: no list of every node is held."""
+        batch: list[str] = []
+        for s, _p, _o, _g in self._ds.quads((None, RDF.type, rdf_type, self._graph(graph))):
+            batch.append(str(s))
+            if len(batch) == _BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def iter_triples(self, layer: Layer) -> Iterator[Triple]:
+        graph = self.iris.graph(layer)
+        for batch in self._stream(graph, MKG.Assertion):
+            yield from sorted(self._statements(graph, batch), key=lambda t: t.id)
+
+    def iter_entities(self, layer: Layer) -> Iterator[EntityBrief]:
+        for batch in self._stream(self.iris.graph(layer), MKG.Entity):
+            yield from self._briefs(batch, mentions=False)
+
+    def _nodes_of(self, graph: URIRef, nodes: list[str]) -> dict[URIRef, Props]:
+        found: dict[URIRef, Props] = defaultdict(lambda: defaultdict(list))
+        for node, pred, obj in self._ds.query(  # type: ignore[misc]
+                "SELECT ?s ?p ?o WHERE { VALUES ?s { " + " ".join(map(_iri, nodes))
+                + f" }} GRAPH {_iri(str(graph))} {{ ?s ?p ?o }} }}"):
+            found[URIRef(str(node))][URIRef(str(pred))].append(obj)
+        return found
+
+    def iter_concepts(self) -> Iterator[Concept]:
+        graph = self.iris.graph(Layer.VOCABULARY)
+        for batch in self._stream(graph, SKOS.Concept):
+            found = self._nodes_of(graph, batch)
+            lookup: Lookup = lambda node, f=found: f.get(node) or self._props(node)  # type: ignore[misc]  # noqa: E731
+            yield from [self._concept_from(props, lookup) for props in found.values()]
+
+    def iter_links(self, kind: LinkKind | None = None) -> Iterator[Link]:
+        graph = self.iris.graph("links")
+        for batch in self._stream(graph, MKG.Link):
+            for p in self._nodes_of(graph, batch).values():
+                link = self._link_from(p)
+                if kind is None or link.kind is kind:
+                    yield link
+
+    def _link_from(self, p: Props) -> Link:
+        return Link(kind=LinkKind(_one(p, MKG.linkKind)), source=_one(p, MKG.sourceId),
+                    target=_one(p, MKG.targetId), score=float(_one(p, MKG.score)),
+                    method=_one(p, MKG.method))
 
     def _link_node(self, kind: LinkKind, identifier: str, *, target: bool) -> URIRef:
         if target and kind is LinkKind.DEFINITION_OF:
@@ -451,12 +502,7 @@ class RDFReader:
             nodes = self._subjects(RDF.type, MKG.Link, graph)
         out = []
         for n in nodes:
-            p = self._props(n)
-            link = Link(
-                kind=LinkKind(_one(p, MKG.linkKind)), source=_one(p, MKG.sourceId),
-                target=_one(p, MKG.targetId), score=float(_one(p, MKG.score)),
-                method=_one(p, MKG.method),
-            )
+            link = self._link_from(self._props(n))
             if kind is None or link.kind is kind:
                 out.append(link)
         return sorted(out, key=lambda x: (x.kind.value, x.source, -x.score, x.target))

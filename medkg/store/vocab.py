@@ -1,7 +1,9 @@
 """RDF vocabulary of the medkg graph: namespaces, IRIs of graphs and nodes.
 
-Concepts keep their source IRIs (OBO PURLs for DOID/HP/..., MeSH and UMLS
-IRIs); data nodes live under the workspace's base IRI.
+Concepts get the Bioregistry's IRI for their CURIE (:mod:`medkg.identifiers`:
+OBO PURLs for HP/DOID/MONDO, ``https://www.ncbi.nlm.nih.gov/gene/`` for
+NCBIGene, ...); a CURIE whose prefix no registry knows, and every data node,
+lives under the workspace's base IRI.
 """
 
 from __future__ import annotations
@@ -10,16 +12,12 @@ from urllib.parse import quote
 
 from rdflib import OWL, Namespace, URIRef
 
+from medkg import identifiers
 from medkg.model import Layer, LinkKind, Predicate
 
 MKG = Namespace("https://w3id.org/medkg/vocab#")
 BIOLINK = Namespace("https://w3id.org/biolink/vocab/")
 
-_PREFIX_IRIS: dict[str, str] = {
-    "MESH": "http://id.nlm.nih.gov/mesh/",
-    "UMLS": "https://uts.nlm.nih.gov/uts/umls/concept/",
-}
-OBO = "http://purl.obolibrary.org/obo/"
 _ID_SAFE = "-._~:@!$&'()*+,;=/"  # RFC 3987 characters kept as they are in a local id
 
 LINK_PREDICATES: dict[LinkKind, URIRef] = {
@@ -48,15 +46,14 @@ class IRIs:
         return URIRef(f"{self.base}{kind}/{identifier}")
 
     def concept(self, curie: str) -> URIRef:
-        """A concept's IRI from its CURIE: known prefixes, else the OBO PURL pattern.
+        """A concept's IRI from its CURIE: the Bioregistry's for a prefix it knows,
+        else ``<base>concept/PREFIX_local`` (a user's own vocabulary, ``MEDKG:``).
         Characters an IRI may not hold (a space, ``<>"{}|^`` and the like, from an
         odd vocabulary file) are percent-encoded; ordinary ids come out unchanged."""
         prefix, sep, local = curie.partition(":")
         local = quote(local, safe=_ID_SAFE)
         if not sep:
             return self.node("concept", quote(curie, safe=_ID_SAFE))
-        if prefix.upper() in _PREFIX_IRIS:
-            return URIRef(_PREFIX_IRIS[prefix.upper()] + local)
-        if prefix == "MEDKG":
-            return self.node("concept", f"MEDKG_{local}")
-        return URIRef(f"{OBO}{prefix}_{local}")
+        if prefix != "MEDKG" and (iri := identifiers.expand(f"{prefix}:{local}")):
+            return URIRef(iri)
+        return self.node("concept", f"{quote(prefix, safe='')}_{local}")
