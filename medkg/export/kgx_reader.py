@@ -65,6 +65,7 @@ class KgxGraph:
     nodes: dict[str, KgxNode] = field(default_factory=dict)
     edges: list[KgxEdge] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    merges_skipped: int = 0  # biolink:same_as edges: entity resolution is the build's
 
 
 def kgx_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
@@ -226,6 +227,9 @@ def read_kgx(paths: Sequence[Path]) -> KgxGraph:
             where = f"{path}:{line}"
             if isinstance(row, str):
                 problems.append(f"{where}: {row}")
+                continue
+            if row.get("predicate") == "biolink:same_as":
+                graph.merges_skipped += 1
                 continue
             try:
                 edge = _edge(row, where, bl)
