@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from medkg.errors import MedKGError
 from medkg.export.biolink import BiolinkMap, biolink_map
 from medkg.model import Predicate, Qualifiers
 
 MAX_ERRORS_SHOWN = 20
+T = TypeVar("T")
 
 
 class KgxImportError(MedKGError):
@@ -201,46 +202,48 @@ def _edge(row: dict[str, Any], where: str, bl: BiolinkMap) -> KgxEdge:
                    row.get("medkg_method") or None, level_n, where)
 
 
+def _checked(files: list[Path], build: Callable[[dict[str, Any], str], T | None],
+             problems: list[str]) -> Iterator[T]:
+    """The records ``build`` makes of the rows of ``files``; a row that cannot be
+    read or that ``build`` refuses (ValueError) goes to ``problems``, with its place."""
+    for path in files:
+        for line, row in _rows(path):
+            where = f"{path}:{line}"
+            try:
+                if isinstance(row, str):
+                    raise ValueError(row)
+                record = build(row, where)
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}")
+                continue
+            if record is not None:
+                yield record
+
+
 def read_kgx(paths: Sequence[Path]) -> KgxGraph:
     """Read and check a whole KGX graph; :class:`KgxImportError` names every bad row."""
     bl = biolink_map()
     node_files, edge_files = kgx_files(paths)
     graph = KgxGraph(files=[str(f) for f in (*node_files, *edge_files)])
     problems: list[str] = []
-    for path in node_files:
-        for line, row in _rows(path):
-            where = f"{path}:{line}"
-            if isinstance(row, str):
-                problems.append(f"{where}: {row}")
-                continue
-            try:
-                node = _node(row, where, bl)
-            except ValueError as exc:
-                problems.append(f"{where}: {exc}")
-                continue
-            if node.id in graph.nodes and graph.nodes[node.id].name != node.name:
-                problems.append(f"{where}: node {node.id} again, named {node.name!r} here and "
-                                f"{graph.nodes[node.id].name!r} at {graph.nodes[node.id].where}")
-            graph.nodes.setdefault(node.id, node)
-    for path in edge_files:
-        for line, row in _rows(path):
-            where = f"{path}:{line}"
-            if isinstance(row, str):
-                problems.append(f"{where}: {row}")
-                continue
-            if row.get("predicate") == "biolink:same_as":
-                graph.merges_skipped += 1
-                continue
-            try:
-                edge = _edge(row, where, bl)
-            except ValueError as exc:
-                problems.append(f"{where}: {exc}")
-                continue
-            absent = [e for e in (edge.subject, edge.object) if e not in graph.nodes]
-            if absent:
-                problems.append(f"{where}: {' and '.join(absent)} not a node of the graph")
-                continue
-            graph.edges.append(edge)
+    for node in _checked(node_files, lambda row, where: _node(row, where, bl), problems):
+        seen = graph.nodes.get(node.id)
+        if seen is not None and seen.name != node.name:
+            problems.append(f"{node.where}: node {node.id} again, named {node.name!r} here and "
+                            f"{seen.name!r} at {seen.where}")
+        graph.nodes.setdefault(node.id, node)
+
+    def edge(row: dict[str, Any], where: str) -> KgxEdge | None:
+        if row.get("predicate") == "biolink:same_as":
+            graph.merges_skipped += 1
+            return None
+        found = _edge(row, where, bl)
+        absent = [e for e in (found.subject, found.object) if e not in graph.nodes]
+        if absent:
+            raise ValueError(f"{' and '.join(absent)} not a node of the graph")
+        return found
+
+    graph.edges.extend(_checked(edge_files, edge, problems))
     if problems:
         raise KgxImportError(problems)
     return graph

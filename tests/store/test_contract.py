@@ -474,3 +474,32 @@ def test_review_state_entity_fields_and_triple_removal(store: GraphStore) -> Non
         store.triple(version.id)
     assert [x.id for x in store.triples()] == [t.id]  # its evidence, shared, stays
     assert store.triple(t.id).evidence == t.evidence
+
+
+def test_streaming_reads_equal_the_whole_reads(store: GraphStore) -> None:
+    """What exports read a batch at a time is what the list reads return."""
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    store.add_concepts([Concept(id="DOID:1", name="disease", definition="d", source="s"),
+                        Concept(id="HP:2", name="sign", parents=["DOID:1"], source="s")], "s")
+    drug = entity("metformin", "CHEM", doc, chunks[0], 0)
+    disease = entity("type 2 diabetes", "DISO", doc, chunks[0], 17)
+    store.add_entities([drug, disease])
+    ev = Evidence(chunk_id=chunks[0].id, document_id=doc.id, start=0, end=33,
+                  quote=doc.text[0:33])
+    t = Triple(id=Triple.key_for(Layer.LITERATURE, drug.id, Predicate.TREATS, disease.id,
+                                 Qualifiers()),
+               layer=Layer.LITERATURE, head=drug.id, predicate=Predicate.TREATS,
+               tail=disease.id, evidence=[ev], confidence=0.8)
+    store.add_triples([t])
+    link = Link(kind=LinkKind.DEFINITION_OF, source=drug.id, target="DOID:1", score=0.9,
+                method="embedding")
+    store.add_links([link])
+    assert list(store.iter_triples(Layer.LITERATURE)) == store.triples(Layer.LITERATURE)
+    assert list(store.iter_triples(Layer.USER)) == []
+    assert sorted(e.id for e in store.iter_entities(Layer.LITERATURE)) == sorted(
+        [drug.id, disease.id])
+    assert sorted(store.iter_concepts(), key=lambda c: c.id) == sorted(
+        store.concepts(), key=lambda c: c.id)
+    assert list(store.iter_links()) == store.links()
+    assert list(store.iter_links(LinkKind.SAME_AS)) == []
