@@ -42,6 +42,7 @@ class KgxNode:
     id: str
     name: str
     group: str  # semantic group, from the Biolink category
+    category: str  # the Biolink category it was mapped from
     description: str | None
     synonyms: tuple[str, ...]
     where: str  # file:line
@@ -157,14 +158,14 @@ def _node(row: dict[str, Any], where: str, bl: BiolinkMap) -> KgxNode:
     if not name:
         raise ValueError(f"node {node_id} has no name")
     categories = _as_list(row.get("category"))
-    group = next((g for c in categories if (g := bl.group_of(c))), None)
-    if group is None:
+    mapped = next(((c, g) for c in categories if (g := bl.group_of(c))), None)
+    if mapped is None:
         given = ", ".join(categories) or "none"
         known = ", ".join(sorted(set(bl.groups.values())))
         raise ValueError(f"node {node_id}: no category medkg maps ({given}; known: {known} "
                          "and more "
                          "specific ones in medkg/export/data/biolink.toml)")
-    return KgxNode(node_id, name, group, row.get("description") or None,
+    return KgxNode(node_id, name, mapped[1], mapped[0], row.get("description") or None,
                    tuple(_as_list(row.get("synonym"))), where)
 
 

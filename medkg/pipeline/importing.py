@@ -12,7 +12,8 @@ one bad row and nothing is written. Then:
   for edges that name none. Its text is each edge's supporting text (the quote
   it came with), or, for an edge without one, the fact in words ("metformin
   treats type 2 diabetes mellitus."), one line each, followed by one line per
-  node ("metformin (DRUGBANK:DB00331)"), where each entity is mentioned. Nodes
+  node ("myalgia (HP:0003326, biolink:PhenotypicFeature): Muscle pain."), where
+  each entity is mentioned. Nodes
   become entities normalised to their CURIE (so an imported ``MONDO:0005148``
   and the same disease found in text are one entity), edges become statements
   whose evidence is their line, with their qualifiers and confidence. The
@@ -98,6 +99,12 @@ def _sentence(edge: KgxEdge, nodes: dict[str, KgxNode]) -> str:
     return f"{nodes[edge.subject].name} {negation}{words} {nodes[edge.object].name}."
 
 
+def _node_line(node: KgxNode) -> str:
+    """Where a node's entity is mentioned: its name first, then what it is."""
+    line = f"{node.name} ({node.id}, {node.category})"
+    return f"{line}: {node.description}" if node.description else line
+
+
 class _DocumentText:
     """A document's text, a line at a time, with the span of each line."""
 
@@ -167,7 +174,7 @@ def _document(graph: KgxGraph, edges: list[KgxEdge], node_ids: list[str], layer:
     for e in edges:
         lines = e.supporting_text or (_sentence(e, graph.nodes),)
         quotes.append([text.line(q) for q in lines])
-    node_lines = [text.line(f"{graph.nodes[n].name} ({n})") for n in node_ids]
+    node_lines = [text.line(_node_line(graph.nodes[n])) for n in node_ids]
     doc = Document.create(layer=layer, title=title, source=source, media_type=MEDIA_TYPE,
                           text=text.text)
     # One chunk per evidence line; the node lines in chunks of NODES_PER_CHUNK.

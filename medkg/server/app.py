@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from medkg.config import RetrievalMode
 from medkg.errors import MedKGError, NotFoundError, ReviewError
-from medkg.export.rdf import EXPORT_FORMATS
+from medkg.export.formats import FORMATS
 from medkg.export.view import Reviewed
 from medkg.model import (
     Decision,
@@ -46,9 +46,12 @@ T = TypeVar("T")
 MAX_UPLOAD = 20 * 1024 * 1024
 PAGE = resources.files("medkg.server") / "page"
 MEDIA = {"ttl": "text/turtle", "trig": "application/trig", "nq": "application/n-quads",
-         "jsonld": "application/ld+json"}
-ExportFormat = Literal["ttl", "trig", "nq", "jsonld"]
-assert set(ExportFormat.__args__) == set(EXPORT_FORMATS)  # type: ignore[attr-defined]
+         "jsonld": "application/ld+json", "owl": "application/rdf+xml",
+         "graphml": "application/graphml+xml", "sssom": "text/tab-separated-values"}
+ExportFormat = Literal["ttl", "trig", "nq", "jsonld", "owl", "graphml", "sssom"]
+# every format that writes one file (the directory formats are for the CLI)
+assert set(ExportFormat.__args__) == {  # type: ignore[attr-defined]
+    f.name for f in FORMATS.values() if not f.directory} == set(MEDIA)
 
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -388,7 +391,8 @@ def create_app(workspace: Workspace) -> FastAPI:
              responses={200: {"content": {m: {} for m in MEDIA.values()}}})
     def export(_reviewer: Who, fmt: Annotated[ExportFormat, Query(alias="format")] = "ttl",
                reviewed: Reviewed = "not-rejected") -> Response:
-        """The graph as RDF; ``reviewed`` as for ``medkg export --reviewed``."""
+        """The graph as RDF, OWL, GraphML or SSSOM; ``reviewed`` as for
+        ``medkg export --reviewed``."""
         with tempfile.TemporaryDirectory() as tmp, owned() as ws:
             path = Path(tmp) / f"graph.{fmt}"
             ws.export(path, fmt, reviewed=reviewed)
