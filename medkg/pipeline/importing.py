@@ -13,10 +13,11 @@ one bad row and nothing is written. Then:
   it came with), or, for an edge without one, the fact in words ("metformin
   treats type 2 diabetes mellitus."), one line each, followed by one line per
   node ("myalgia (HP:0003326, biolink:PhenotypicFeature): Muscle pain."), where
-  each entity is mentioned. Nodes
-  become entities normalised to their CURIE (so an imported ``MONDO:0005148``
-  and the same disease found in text are one entity), edges become statements
-  whose evidence is their line, with their qualifiers and confidence. The
+  each entity is mentioned. Nodes become entities normalised to the
+  vocabulary's concept for their CURIE or name (so an imported
+  ``DRUGBANK:DB00331`` and the metformin found in text are one entity),
+  edges become statements whose evidence is their line, with their qualifiers
+  and confidence. The
   documents are marked as extracted, so ``medkg build`` does not run NER over
   them, and links them like any other layer's.
 
@@ -48,6 +49,7 @@ from medkg.pipeline.state import STAGE_EXTRACTED, STAGE_INGESTED, Progress, no_p
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.ontology.index import ConceptIndex
 
 MEDIA_TYPE = "text/x-kgx-import"
 LOCAL_ENTITY = "MEDKG:ent-"  # a medkg export's node for an entity without a concept
@@ -141,6 +143,7 @@ def _into_layer(parts: Components, graph: KgxGraph, layer: Layer,
     if isolated or not groups:
         groups.setdefault(None, [])
     names = ", ".join(Path(f).name for f in graph.files)
+    concepts_of = _normalise(parts.concept_index(), graph)
     index = parts.index("chunks")
     for i, (publication, edges) in enumerate(sorted(groups.items(), key=lambda kv: kv[0] or "")):
         progress("import", i, len(groups))
@@ -149,7 +152,7 @@ def _into_layer(parts: Components, graph: KgxGraph, layer: Layer,
         title = (f"{publication} (imported from KGX {names})" if publication
                  else f"KGX import: {names}")
         doc, chunks, entities, triples = _document(graph, edges, node_ids, layer, title,
-                                                   source=" ".join(graph.files))
+                                                   " ".join(graph.files), concepts_of)
         store = parts.store
         if store.has_document(doc.id) and STAGE_EXTRACTED in store.stages(doc.id):
             continue  # imported before
@@ -166,8 +169,25 @@ def _into_layer(parts: Components, graph: KgxGraph, layer: Layer,
     return report
 
 
+def _normalise(index: ConceptIndex, graph: KgxGraph) -> dict[str, list[str]]:
+    """Each node's concepts: the vocabulary's concept for its CURIE (its own id, the
+    id that replaced it, or the concept it was merged into as a cross-reference),
+    else one whose name or synonym is the node's name, in the same semantic group;
+    the node's own CURIE is kept beside it. A medkg export's entity without a
+    concept stays without one."""
+    out: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        if node.id.startswith(LOCAL_ENTITY):
+            out[node.id] = []
+            continue
+        found = index.resolve(node.id) or next(
+            (c for c in index.lookup(node.name) if c.semantic_group in (node.group, None)), None)
+        out[node.id] = list(dict.fromkeys([found.id, node.id] if found else [node.id]))
+    return out
+
+
 def _document(graph: KgxGraph, edges: list[KgxEdge], node_ids: list[str], layer: Layer,
-              title: str, source: str
+              title: str, source: str, concepts_of: dict[str, list[str]]
               ) -> tuple[Document, list[Chunk], list[Entity], list[Triple]]:
     text = _DocumentText()
     quotes: list[list[tuple[int, int]]] = []
@@ -188,14 +208,14 @@ def _document(graph: KgxGraph, edges: list[KgxEdge], node_ids: list[str], layer:
     entity_of: dict[str, Entity] = {}
     for i, (n, (start, _end)) in enumerate(zip(node_ids, node_lines, strict=True)):
         node = graph.nodes[n]
-        concept = None if n.startswith(LOCAL_ENTITY) else n
+        concepts = concepts_of[n]
         chunk = chunks[len(spans) + i // NODES_PER_CHUNK]
         mention = Mention(chunk_id=chunk.id, document_id=doc.id, start=start,
                           end=start + len(node.name), text=doc.text[start:start + len(node.name)])
         entity_of[n] = Entity(
-            id=Entity.key_for(layer, node.name, node.group, concept), layer=layer,
-            name=node.name, type=node.group, context=node.description or "",
-            concept_ids=[concept] if concept else [], mentions=[mention])
+            id=Entity.key_for(layer, node.name, node.group, concepts[0] if concepts else None),
+            layer=layer, name=node.name, type=node.group, context=node.description or "",
+            concept_ids=concepts, mentions=[mention])
     triples = []
     for e, spans_of_edge in zip(edges, quotes, strict=True):
         head, tail = entity_of[e.subject].id, entity_of[e.object].id
