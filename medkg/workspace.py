@@ -258,8 +258,10 @@ class Workspace:
 
         spec = export_format(fmt)
         target = path.resolve()
-        if any(target.is_relative_to(p.resolve()) or p.resolve().is_relative_to(target)
-               for p in self.layout.owned()):
+        owned = [p.resolve() for p in self.layout.owned()]
+        # a directory format replaces its target whole: never one that holds the workspace
+        if any(target.is_relative_to(p) or (spec.directory and p.is_relative_to(target))
+               for p in owned):
             raise WorkspaceError(f"{path} is one of the workspace's own files",
                                  hint="export to another file name")
         flt = flt or ExportFilter(reviewed=reviewed, include_negated=spec.negated_by_default)

@@ -189,3 +189,12 @@ def test_neo4j_csv_headers_and_references(registry_workspace: Path, tmp_path: Pa
                 relationships += 1
     assert (len(ids), relationships) == (report.nodes, report.edges)
     assert import_command() in (tmp_path / "neo" / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_directory_format_never_replaces_the_workspace(registry_workspace: Path) -> None:
+    from medkg.errors import WorkspaceError
+
+    with Workspace.open(registry_workspace) as ws, pytest.raises(WorkspaceError,
+                                                                 match="own files"):
+        ws.export(registry_workspace.parent, "neo4j-csv", overwrite=True)
+    assert (registry_workspace / "medkg.toml").exists()
