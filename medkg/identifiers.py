@@ -74,7 +74,8 @@ def expand(curie: str) -> str | None:
     prefix, sep, local = curie.partition(":")
     if not sep or not prefix or not local:
         return None
-    return converter().expand(curie)
+    base = uri_prefix(prefix)
+    return base + local if base else None
 
 
 def compress(iri: str) -> str | None:
@@ -87,9 +88,12 @@ def standard_prefix(prefix: str) -> str | None:
     return converter().standardize_prefix(prefix)
 
 
+@functools.cache
 def uri_prefix(prefix: str) -> str | None:
     """The IRI a CURIE with ``prefix`` expands to, less its local id (``MESH`` ->
-    ``https://meshb.nlm.nih.gov/record/ui?ui=``), or None."""
+    ``https://meshb.nlm.nih.gov/record/ui?ui=``), or None. Kept per prefix: the
+    converter's own ``expand`` resolves a prefix synonym by a search that took
+    6 ms a CURIE (six minutes for the default vocabulary)."""
     conv = converter()
     std = conv.standardize_prefix(prefix)
     return conv.prefix_map.get(std) if std else None

@@ -330,21 +330,29 @@ class RDFGraphStore(RDFReader):
     def migrate_concept_iris(self) -> int:
         """Move every concept whose node is not at the IRI this store mints from its
         CURIE today (a workspace made before concept IRIs came from the Bioregistry)
-        to that IRI, as subject and as object in every graph: one update per batch
-        of concepts. Run again after a crash, it moves only what is left."""
+        to that IRI, as subject and as object in every graph, a batch of concepts at
+        a time: the new quads are written, then the old removed. Run again after a
+        crash, it moves only what is left (a node still holding its CURIE)."""
         vocabulary = self._graph(self.iris.graph(Layer.VOCABULARY))
-        moves: list[tuple[URIRef, URIRef]] = []
+        moves: dict[URIRef, URIRef] = {}
         for node, _p, curie, _g in self._ds.quads((None, MKG.curie, None, vocabulary)):
             new = self.iris.concept(str(curie))
             if str(node) != str(new):
-                moves.append((URIRef(str(node)), new))
-        for start in range(0, len(moves), 2000):
-            values = " ".join(f"({_ox(old)} {_ox(new)})" for old, new in moves[start:start + 2000])
-            self._ds.update(
-                f"DELETE {{ GRAPH ?g {{ ?old ?p ?o }} }} INSERT {{ GRAPH ?g {{ ?new ?p ?o }} }} "
-                f"WHERE {{ VALUES (?old ?new) {{ {values} }} GRAPH ?g {{ ?old ?p ?o }} }} ; "
-                f"DELETE {{ GRAPH ?g {{ ?s ?p ?old }} }} INSERT {{ GRAPH ?g {{ ?s ?p ?new }} }} "
-                f"WHERE {{ VALUES (?old ?new) {{ {values} }} GRAPH ?g {{ ?s ?p ?old }} }}")
+                moves[URIRef(str(node))] = new
+        olds = list(moves)
+        for start in range(0, len(olds), 2000):
+            old_quads: list[AnyQuad] = []
+            for old in olds[start:start + 2000]:
+                for pattern in ((old, None, None, None), (None, None, old, None)):
+                    old_quads.extend((s, p, o, URIRef(str(getattr(g, "identifier", g))))
+                                     for s, p, o, g in self._ds.quads(pattern))
+            unique = list(dict.fromkeys(old_quads))  # a concept its own object: once
+
+            def moved(term: Node) -> Node:
+                return moves.get(term, term) if isinstance(term, URIRef) else term
+
+            self._ds.addN([(moved(s), p, moved(o), self._graph(g)) for s, p, o, g in unique])
+            self._remove(unique)
         return len(moves)
 
     def close(self) -> None:
