@@ -44,29 +44,46 @@ def registry_version() -> str:
 @functools.cache
 def converter() -> curies.Converter:
     """The Bioregistry's default converter, from the cache when it is there."""
+    path = _cache_dir() / f"bioregistry-{registry_version()}.epm.json"
+    cached = _read_cache(path)
+    if cached is not None:
+        return cached
+    import bioregistry
+
+    built: curies.Converter = bioregistry.manager.get_converter()
+    _write_cache(path, [r.model_dump(exclude_defaults=True) for r in built.records])
+    return built
+
+
+def _read_cache(path: Path) -> curies.Converter | None:
+    """The cached converter, or None when there is none or it does not load."""
     import curies
 
-    path = _cache_dir() / f"bioregistry-{registry_version()}.epm.json"
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
         # The registry checked its records for clashes; re-checking (strict) takes
         # tens of seconds on two cores.
         return curies.Converter([curies.Record(**row) for row in rows], strict=False)
     except (OSError, ValueError, TypeError, KeyError):
-        pass
-    import bioregistry
+        return None
 
-    built = bioregistry.manager.get_converter()
-    rows = [r.model_dump(exclude_defaults=True) for r in built.records]
+
+def _write_cache(path: Path, rows: list[dict[str, object]]) -> bool:
+    """Keep the registry's records for the next process (temp file, then rename);
+    False where the cache directory cannot be written (the converter is then built
+    from the package again next time)."""
+    tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(rows, out)
         os.replace(tmp, path)
+        return True
     except OSError:
-        pass  # a read-only home: the converter is built again next time
-    return built
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return False
 
 
 def expand(curie: str) -> str | None:

@@ -94,3 +94,20 @@ def test_concepts_of_the_old_scheme_move_to_the_registry_iri(tmp_path: Path,
     assert not list(ds.quads((None, None, old, None)))
     assert store.migrate_concept_iris() == 0  # once moved, nothing more to do
     store.close()
+
+
+def test_an_unwritable_cache_still_gives_the_registry_iri(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from medkg import identifiers
+
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    identifiers.converter.cache_clear()
+    identifiers.uri_prefix.cache_clear()
+    try:
+        assert identifiers.expand("NCBIGene:3630") == EXPECTED["NCBIGene:3630"]
+        assert not list(tmp_path.glob("**/*.tmp"))
+    finally:
+        identifiers.converter.cache_clear()
+        identifiers.uri_prefix.cache_clear()
