@@ -8,10 +8,34 @@ from __future__ import annotations
 
 import re
 
-# A sentence ends at . ? ! followed by whitespace, at a blank line, or at a line
-# break before a Markdown heading, a list item or a "Label:" line of a note.
+# Words that end in a period without ending a sentence ("vs. placebo", "Fig. 2",
+# "et al. showed"); matched case-insensitively as whole words. Units ("30 min.") and
+# "etc." end sentences too often to be listed.
+ABBREVIATIONS = (
+    "al", "approx", "ca", "cf", "dr", "eq", "fig", "figs", "inc", "incl", "mr", "mrs", "no",
+    "nos", "pp", "prof", "ref", "refs", "resp", "sp", "spp", "st", "subsp", "var", "viz",
+    "vol", "vs",
+)
+
+
+def _not_after_abbreviation() -> str:
+    """Negative look-behinds (one per length: ``re`` needs a fixed width each) that
+    stop a break after an abbreviation, a dotted one ("i.v.", "b.i.d.", "e.g.")
+    or a capital initial ("E. coli", "J. Smith")."""
+    by_length: dict[int, list[str]] = {}
+    for word in ABBREVIATIONS:
+        by_length.setdefault(len(word), []).append(word)
+    words = "".join(rf"(?<!\b(?i:{'|'.join(ws)})\.)" for _, ws in sorted(by_length.items()))
+    return words + r"(?<!\.[A-Za-z]\.)(?<!\b[A-Z]\.)"
+
+
+# A sentence ends at . ? ! followed by whitespace (unless the period closes an
+# abbreviation, or the next word is all lower case: "approx. five", "i.v. bolus"),
+# at a blank line, or at a line break before a Markdown heading, a list item or a
+# "Label:" line of a note.
 SENTENCE_BREAK = (
-    r"(?<=[.?!])\s+|\n[ \t]*\n\s*"
+    rf"(?<=[.?!]){_not_after_abbreviation()}\s+(?![a-z][a-z-]*[\s,;:.)])"
+    r"|\n[ \t]*\n\s*"
     r"|\n(?=[ \t]*(?:#|[-*+] |\d+[.)] |[A-Z][A-Za-z /-]{0,30}:))"
 )
 _BREAK = re.compile(SENTENCE_BREAK)
