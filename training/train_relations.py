@@ -1,15 +1,19 @@
-"""Train the chemical -> disease relation model (medkg/models/relations/cid.json).
+"""Train the relation model (medkg/models/relations/relations.json).
 
     python training/train_relations.py \
-        --train ../shared/data/eval/bc5cdr/CDR_TrainingSet.PubTator.txt
+        --train ../shared/data/eval/bc5cdr/CDR_TrainingSet.PubTator.txt \
+        --train ../shared/data/eval/biored/Train.PubTator
 
 The builtin pipeline (bundled NER + lexicon + the default vocabulary) runs over each
-training abstract exactly as it would at inference; every co-occurring
-(chemical, disease) concept pair is a candidate, labelled positive when it
-maps to a gold CID pair. The threshold is the one with the best pair F1 over
-out-of-fold predictions (five folds by document; gold pairs without a
-candidate count as misses); the model is then fitted on every document.
-Fixed seed; the development split is never read.
+training abstract exactly as it would at inference. Every co-occurring concept
+pair of a head's groups is a candidate for that head, labelled positive when it
+maps to a gold pair of the head's relation types. A head learns only from the
+files that annotate its types: BC5CDR annotates chemical-induced disease (CID)
+alone, so its documents teach the adverse-effect head and no other; BioRED
+annotates every head. Per head, the regularisation and the threshold are the
+ones with the best pair F1 over out-of-fold predictions (five folds by
+document; gold pairs without a candidate count as misses); the head is then
+fitted on every document. Fixed seed; the development splits are never read.
 """
 
 from __future__ import annotations
@@ -17,83 +21,136 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+BIORED_TYPES = frozenset({"Association", "Positive_Correlation", "Negative_Correlation",
+                          "Bind", "Cotreatment", "Drug_Interaction", "Comparison",
+                          "Conversion"})
+# PubTator entity types -> semantic groups (BC5CDR and BioRED names).
+GOLD_GROUPS = {"Chemical": "CHEM", "ChemicalEntity": "CHEM", "Disease": "DISO",
+               "DiseaseOrPhenotypicFeature": "DISO", "GeneOrGeneProduct": "GENE"}
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    name: str
+    predicate: str
+    groups: tuple[str, str]
+    types: frozenset[str]  # gold relation types that make a pair positive
+
+
+HEADS = (
+    HeadSpec("adverse", "has_adverse_effect", ("CHEM", "DISO"),
+             frozenset({"CID", "Positive_Correlation"})),
+    HeadSpec("treats", "treats", ("CHEM", "DISO"), frozenset({"Negative_Correlation"})),
+    HeadSpec("chemical_disease", "associated_with", ("CHEM", "DISO"),
+             frozenset({"Association"})),
+    HeadSpec("gene_disease", "associated_with", ("GENE", "DISO"), BIORED_TYPES),
+    HeadSpec("chemical_gene", "interacts_with", ("CHEM", "GENE"), BIORED_TYPES),
+    HeadSpec("chemical_chemical", "interacts_with", ("CHEM", "CHEM"), BIORED_TYPES),
+    HeadSpec("gene_gene", "interacts_with", ("GENE", "GENE"), BIORED_TYPES),
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--train", type=Path, required=True)
+    parser.add_argument("--train", type=Path, action="append", required=True)
     parser.add_argument("--out", type=Path,
-                        default=REPO / "medkg" / "models" / "relations" / "cid.json")
+                        default=REPO / "medkg" / "models" / "relations" / "relations.json")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
-    if not args.train.exists():
-        sys.exit(f"skip: {args.train} not found (the ../shared checkout is absent)")
+    for path in args.train:
+        if not path.exists():
+            sys.exit(f"skip: {path} not found (the ../shared checkout is absent)")
 
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
     from medkg.construction.extraction import extract
     from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import BUNDLED_NER, build_pipeline
-    from medkg.construction.relation_model import RelationModel, pair_features
+    from medkg.construction.nlp import build_pipeline, resolve_ner_models
+    from medkg.construction.relation_model import Head, RelationModel, pair_features
     from medkg.evaluation.extraction import _gold_ids
     from medkg.evaluation.pubtator import read_pubtator
-    from medkg.model import Chunk, Document, Layer
+    from medkg.model import Chunk, Document, Layer, Predicate
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import load_default
 
     index = ConceptIndex(load_default().concepts)
-    nlp = build_pipeline(index, 3, BUNDLED_NER, resolve_lexicon("bundled"))
-    docs = list(read_pubtator(args.train))
+    nlp = build_pipeline(index, 3, resolve_ner_models("bundled"), resolve_lexicon("bundled"))
+    docs = []  # (file types, PubTator document)
+    for path in args.train:
+        pubs = list(read_pubtator(path))
+        types = frozenset(r.type for p in pubs for r in p.relations)
+        docs += [(types, p) for p in pubs]
     random.Random(args.seed).shuffle(docs)
-    rows: list[tuple[int, dict[str, float], bool]] = []  # (doc number, features, label)
-    gold_counts: list[int] = []
-    for n, pub in enumerate(docs):
-        gold = {frozenset((r.first, r.second)) for r in pub.relations}
-        gold_counts.append(len(gold))
+    extractions = []
+    for n, (_, pub) in enumerate(docs):
         document = Document.create(layer=Layer.LITERATURE, title=pub.title, source=pub.pmid,
                                    media_type="text/plain", text=pub.text)
         [ex] = list(extract([Chunk.create(document, 0, 0, len(pub.text))], nlp))
-        for pair, features in pair_features(ex, index.ancestors).items():
-            chem, dis = index.get(pair.chemical), index.get(pair.disease)
-            label = bool(chem and dis and any(frozenset((a, b)) in gold
-                                              for a in _gold_ids(chem) for b in _gold_ids(dis)))
-            rows.append((n, features, label))
-    # Threshold from out-of-fold predictions (5 folds by document), then one model on all.
-    folds = 5
-    labels = [y for _, _, y in rows]
-    probs = [0.0] * len(rows)
-    for k in range(folds):
-        fit = [i for i, r in enumerate(rows) if r[0] % folds != k]
-        held = [i for i, r in enumerate(rows) if r[0] % folds == k]
+        extractions.append(ex)
+        if n % 100 == 0:
+            print(f"  extracted {n}/{len(docs)}", file=sys.stderr)
+
+    heads = []
+    for spec in HEADS:
+        rows: list[tuple[int, dict[str, float], bool]] = []
+        gold_total = 0
+        for n, ((types, pub), ex) in enumerate(zip(docs, extractions, strict=True)):
+            if not types & spec.types:
+                continue  # this file does not annotate the head's relations
+            group_of = {i: GOLD_GROUPS.get(m.type) for m in pub.mentions for i in m.ids}
+            gold = {frozenset((r.first, r.second)) for r in pub.relations
+                    if r.type in spec.types
+                    and sorted((group_of.get(r.first), group_of.get(r.second)), key=str)
+                    == sorted(spec.groups)}
+            gold_total += len(gold)
+            for pair, features in pair_features(ex, index.ancestors, spec.groups).items():
+                a, b = index.get(pair.head), index.get(pair.tail)
+                label = bool(a and b and any(frozenset((x, y)) in gold
+                                             for x in _gold_ids(a) for y in _gold_ids(b)))
+                rows.append((n, features, label))
+        labels = [y for _, _, y in rows]
+        if sum(labels) < 10:
+            print(f"{spec.name}: {sum(labels)} positive pairs, too few; head left out")
+            continue
+        best = (-1.0, 0.5, 1.0)  # (F1, threshold, C)
+        for c in (0.03, 0.1, 0.3):
+            probs = [0.0] * len(rows)
+            for k in range(5):
+                fit = [i for i, r in enumerate(rows) if r[0] % 5 != k]
+                held = [i for i, r in enumerate(rows) if r[0] % 5 == k]
+                vec = DictVectorizer()
+                clf = LogisticRegression(C=c, max_iter=3000, random_state=args.seed)
+                clf.fit(vec.fit_transform([rows[i][1] for i in fit]), [labels[i] for i in fit])
+                held_p = clf.predict_proba(vec.transform([rows[i][1] for i in held]))[:, 1]
+                for i, p in zip(held, held_p, strict=True):
+                    probs[i] = float(p)
+            for t in [i / 100 for i in range(6, 91, 2)]:
+                tp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and y)
+                fp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and not y)
+                prec = tp / (tp + fp) if tp + fp else 0.0
+                rec = tp / gold_total if gold_total else 0.0
+                f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+                best = max(best, (f1, t, c))
+        f1, threshold, c = best
         vec = DictVectorizer()
-        clf = LogisticRegression(C=0.1, max_iter=3000, random_state=args.seed)
-        clf.fit(vec.fit_transform([rows[i][1] for i in fit]), [labels[i] for i in fit])
-        for i, p in zip(held, clf.predict_proba(vec.transform([rows[i][1] for i in held]))[:, 1],
-                        strict=True):
-            probs[i] = float(p)
-    gold_total = sum(gold_counts)
-    best = (0.0, 0.5)
-    for t in [i / 100 for i in range(10, 91, 2)]:
-        tp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and y)
-        fp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and not y)
-        prec = tp / (tp + fp) if tp + fp else 0.0
-        rec = tp / gold_total if gold_total else 0.0
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        best = max(best, (f1, t))
-    vec = DictVectorizer()
-    clf = LogisticRegression(C=0.1, max_iter=3000, random_state=args.seed)
-    clf.fit(vec.fit_transform([f for _, f, _ in rows]), labels)
-    print(f"{len(rows)} training pairs ({sum(labels)} positive); out-of-fold pair "
-          f"F1 {best[0]:.3f} at threshold {best[1]:.2f}")
-    weights = {name: round(float(w), 5) for name, w in zip(vec.get_feature_names_out(),
-                                                             clf.coef_[0], strict=True)}
-    RelationModel(weights, round(float(clf.intercept_[0]), 5), best[1],
-                  about=f"logistic regression, BC5CDR training set ({len(docs)} abstracts, "
-                  f"seed {args.seed}); out-of-fold pair F1 {best[0]:.3f}").save(args.out)
+        clf = LogisticRegression(C=c, max_iter=3000, random_state=args.seed)
+        clf.fit(vec.fit_transform([f for _, f, _ in rows]), labels)
+        weights = {name: round(float(w), 5)
+                   for name, w in zip(vec.get_feature_names_out(), clf.coef_[0], strict=True)
+                   if abs(w) >= 1e-4}
+        about = (f"{len(rows)} candidate pairs ({sum(labels)} positive) of {gold_total} gold "
+                 f"pairs; C {c}; out-of-fold pair F1 {f1:.3f}")
+        print(f"{spec.name}: {about} at threshold {threshold:.2f}")
+        heads.append(Head(spec.name, Predicate(spec.predicate), spec.groups, weights,
+                          round(float(clf.intercept_[0]), 5), threshold, about))
+    names = ", ".join(p.name for p in args.train)
+    RelationModel(heads, about=f"logistic regression heads trained on {names} "
+                  f"({len(docs)} abstracts, seed {args.seed})").save(args.out)
     print(f"model written to {args.out}")
 
 

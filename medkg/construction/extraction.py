@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from spacy.language import Language
 
 from medkg.construction.nlp import qualifiers_of
+from medkg.construction.population import population_of
 from medkg.construction.relations import match_pairs
 from medkg.model import Chunk, Entity, Evidence, Layer, Mention, Predicate, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex
@@ -136,11 +137,12 @@ def assemble(
             )
         for rel in ex.relations:
             head, tail = entity_for(rel.head, ex.chunk), entity_for(rel.tail, ex.chunk)
-            qualifiers = _merge_qualifiers(rel.head.qualifiers, rel.tail.qualifiers)
-            tid = Triple.key_for(layer, head.id, rel.predicate, tail.id, qualifiers)
             # The evidence runs from the first to the last sentence of the two mentions.
             s = min(rel.head.sentence[0], rel.tail.sentence[0])
             e = max(rel.head.sentence[1], rel.tail.sentence[1])
+            qualifiers = _merge_qualifiers(rel.head.qualifiers, rel.tail.qualifiers).model_copy(
+                update={"population": population_of(quote(ex.chunk, (s, e)))})
+            tid = Triple.key_for(layer, head.id, rel.predicate, tail.id, qualifiers)
             evidence = Evidence(chunk_id=ex.chunk.id, document_id=ex.chunk.document_id,
                                 start=s, end=e, quote=quote(ex.chunk, (s, e)))
             if tid in triples:

@@ -28,13 +28,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from medkg.construction.corpus import Sentence, SentenceCorpus
+from medkg.construction.population import population_of
 from medkg.errors import LLMOutputError
 from medkg.llm.client import LLM
 from medkg.llm.port import Message
 from medkg.llm.prompts import load_prompt
 from medkg.llm.schemas import GeneratedTriple, TripleAnswer
-from medkg.model import Entity, Evidence, Layer, Qualifiers, Triple
+from medkg.model import Entity, Evidence, Layer, Predicate, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex, normalize_term
+from medkg.rulehub.evidence import restated
 from medkg.rulehub.rules import RuleSet
 from medkg.rulehub.verify import Violation
 
@@ -133,6 +135,9 @@ class BuiltinGenerator:
                 swapped = reversed_triple(t)
                 if self._fits(swapped):
                     out.append((triple_id, swapped))
+            elif rules == {"E001"}:
+                stated = next(v.detail for v in violations if v.rule == "E001")
+                out.append((triple_id, restated(t, Predicate(stated))))
             elif rules <= {"S005", "S006"}:
                 anchored = self._reanchor(t, ctx.sentences)
                 if anchored is not None:
@@ -221,10 +226,26 @@ class LLMGenerator:
                 ev = [Evidence(chunk_id=evidence.chunk_id, document_id=evidence.document_id,
                                start=evidence.start, end=evidence.end, quote=evidence.text)]
             layer = Layer(s.layer)
-            return Triple(id=Triple.key_for(layer, head, g.predicate, tail, Qualifiers()),
+            qualifiers = self._qualifiers(evidence or s, head, tail)
+            return Triple(id=Triple.key_for(layer, head, g.predicate, tail, qualifiers),
                           layer=layer, head=head, predicate=g.predicate, tail=tail,
-                          evidence=ev, confidence=g.confidence, method="llm:generate")
+                          evidence=ev, qualifiers=qualifiers, confidence=g.confidence,
+                          method="llm:generate")
         return None
+
+    def _qualifiers(self, s: Sentence, head: str, tail: str) -> Qualifiers:
+        """The ConText qualifiers extraction gave the two entities' mentions in the
+        sentence (negated or hedged if either is), and the population it names."""
+        found = [m.qualifiers for eid in (head, tail)
+                 for m in getattr(self._entities.get(eid), "mentions", [])
+                 if m.document_id == s.document_id and s.start <= m.start < s.end]
+        return Qualifiers(
+            negated=any(q.negated for q in found), uncertain=any(q.uncertain for q in found),
+            hypothetical=any(q.hypothetical for q in found),
+            historical=any(q.historical for q in found),
+            experiencer=next((q.experiencer for q in found if q.experiencer != "patient"),
+                             "patient"),
+            population=population_of(s.text))
 
     def _names(self, s: Sentence) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -21,6 +21,7 @@ from spacy.util import filter_spans
 
 from medkg.abbreviations import find_abbreviations
 from medkg.construction.lexicon import Lexicon
+from medkg.construction.variants import VARIANT_GROUP
 from medkg.model import Concept, Qualifiers
 from medkg.modelref import ModelRef
 from medkg.ontology.index import ConceptIndex
@@ -30,6 +31,8 @@ UNKNOWN_GROUP = "CONC"
 # Groups recognised only by a trained model, never by name alone: gene symbols are
 # short capitals that collide with clinical abbreviations (HR, CP, PAH, AR).
 MODEL_ONLY_GROUPS = frozenset({"GENE"})
+# Groups a rule-based component recognises and normalises itself (variants).
+RULE_GROUPS = frozenset({VARIANT_GROUP})
 NORMALISE_K = 5
 NORMALISE_MIN_SCORE = 0.6
 # Words that large vocabularies list as concepts (MeSH "Patients", "Time") but that
@@ -115,6 +118,9 @@ class VocabularyMatcher:
         learned: list[Span] = []
         approximate: set[int] = set()  # start tokens of learned spans normalised only loosely
         for e in doc.ents:
+            if e.label_ in RULE_GROUPS:  # recognised and normalised by rules already
+                learned.append(e)
+                continue
             concept_id, exact = normaliser.normalise(abbreviations.get(e.text, e.text), e.label_)
             learned.append(Span(doc, e.start, e.end, label=e.label_, kb_id=concept_id))
             if not exact:
@@ -223,7 +229,7 @@ def build_pipeline(
     lexicon: Lexicon | None = None,
 ) -> Language:
     """A blank English pipeline: sentences, trained NER models (optional, earlier
-    ones win where they overlap), vocabulary matching and normalisation (a
+    ones win where they overlap), sequence variants by rule, vocabulary matching and normalisation (a
     learned lexicon first, if given), ConText qualifiers."""
     import medspacy  # noqa: F401  - registers the medspacy_context factory
     import spacy
@@ -234,6 +240,7 @@ def build_pipeline(
     for i, model in enumerate(models):
         nlp.add_pipe("medkg_trained_ner", name=f"medkg_trained_ner_{i}",
                      config={"model_path": str(model)})
+    nlp.add_pipe("medkg_variants")
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index, lexicon)

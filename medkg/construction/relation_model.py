@@ -1,15 +1,28 @@
-"""A learned classifier for chemical -> disease relations within a chunk.
+"""A learned classifier for relations between the concepts of a chunk.
 
-Patterns only catch relations stated in set phrases; most "chemical induced
-disease" facts in abstracts are implied across a sentence or two. For every
-(chemical concept, disease concept) pair that co-occurs in a chunk this model
-scores features of how they co-occur (same sentence, distance, trigger words
-between them, mention in the first sentence, prominence, pattern hits) with a logistic
-regression trained by ``training/train_relations.py``; pairs above the
-threshold become ``has_adverse_effect`` relations with the closest
-co-occurring sentence as evidence.
+Patterns only catch relations stated in set phrases; most relations in
+abstracts are implied across a sentence or two. For every pair of concepts of
+the right semantic groups that co-occur in a chunk, each *head* of the model
+(one relation: a predicate between two groups) scores features of how they
+co-occur — same sentence, distance, the words between and around them, cue
+words of the sentence (treat, induce, contraindicated), mention in the first
+sentence, prominence, pattern hits, hierarchy — with a logistic regression
+trained by ``training/train_relations.py``. A pair gets the relation of the
+head that clears its threshold by the widest margin, so a chemical and a
+disease are related as an adverse effect *or* as a treatment, never both; the
+closest co-occurring sentence is the evidence.
 
-The model file is JSON: feature weights, bias, threshold, and its provenance.
+Heads of the bundled model (``medkg/models/relations/relations.json``):
+
+- CHEM -> DISO ``has_adverse_effect`` (BC5CDR CID, BioRED positive correlation)
+- CHEM -> DISO ``treats`` (BioRED negative correlation of a chemical and a disease)
+- GENE -> DISO ``associated_with`` (BioRED gene-disease relations)
+- CHEM -> GENE ``interacts_with``, CHEM -- CHEM ``interacts_with`` and
+  GENE -- GENE ``interacts_with`` (BioRED).
+
+The model file is JSON: per head its groups, predicate, feature weights, bias,
+threshold and provenance. A file of the first format (one chemical -> disease
+head: ``weights``, ``bias``, ``threshold``) still loads.
 """
 
 from __future__ import annotations
@@ -18,27 +31,45 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from medkg.construction.extraction import ChunkExtraction, MentionHit, RelationHit
+from medkg.errors import ConfigError
 from medkg.model import Predicate
 from medkg.modelref import ModelRef
 
-BUNDLED_RELATIONS = Path(__file__).resolve().parents[1] / "models" / "relations" / "cid.json"
+MODELS = Path(__file__).resolve().parents[1] / "models" / "relations"
+BUNDLED_RELATIONS = MODELS / "relations.json"
 _WORD = re.compile(r"[a-z][a-z-]+")
-_INDUCED = re.compile(r"\s*-?\s*(?:induced|related|associated|caused)\b", re.IGNORECASE)
+_INDUCED = re.compile(r"\s*-?\s*(?:induced|related|associated|caused|mediated)\b",
+                      re.IGNORECASE)
 STEM = 7  # words between mentions are cut to this many letters
 TRIGGERS = ("induc", "caus", "associat", "toxic", "after", "follow", "receiv", "treat",
             "develop", "due", "related", "produc", "result", "adverse", "side", "risk",
-            "onset", "reversib", "discontinu", "withdraw", "overdose", "exposure", "dose")
+            "onset", "reversib", "discontinu", "withdraw", "overdose", "exposure", "dose",
+            "prevent", "protect", "attenuat", "reduc", "inhibit", "improv", "efficac",
+            "indicat", "manag", "contraindic", "therap", "alleviat", "ameliorat", "reliev",
+            "mutat", "variant", "polymorph", "express", "bind", "interact", "combin",
+            "activat", "increas", "decreas", "suppress", "block", "agonist", "antagon")
+# Words of the sentence itself that say what kind of relation it states.
+CUES = ("treat", "therap", "indicat", "manag", "efficac", "effective", "prevent", "protect",
+        "attenuat", "ameliorat", "alleviat", "reliev", "improv", "benefi", "contraindic",
+        "induc", "caus", "toxic", "adverse", "side", "complicat", "develop", "risk",
+        "associat", "mutat", "polymorph", "variant", "carrier", "express", "inhibit",
+        "bind", "interact", "combin", "co-admin", "coadmin", "placebo", "randomi", "rat",
+        "mice", "patient", "case", "report", "overdose", "intoxic", "poison")
+
+Ancestors = Callable[[str], set[str]]
 
 
 @dataclass(frozen=True)
 class Pair:
-    chemical: str
-    disease: str
+    """Two concepts of a chunk, in the head's direction (first group, second group)."""
+
+    head: str
+    tail: str
 
 
 def _bucket(n: int, edges: tuple[int, ...]) -> str:
@@ -48,69 +79,82 @@ def _bucket(n: int, edges: tuple[int, ...]) -> str:
     return f">{edges[-1]}"
 
 
-Ancestors = Callable[[str], set[str]]
-
-
-def pair_features(ex: ChunkExtraction, ancestors: Ancestors | None = None
-                  ) -> dict[Pair, dict[str, float]]:
-    """Features of every chemical/disease concept pair in one chunk. With the
-    vocabulary's ``ancestors``, also whether a broader or narrower disease is
-    named too (annotators relate a chemical to the most specific disease)."""
-    chems = [m for m in ex.mentions if m.group == "CHEM" and m.concept_id]
-    diseases = [m for m in ex.mentions if m.group == "DISO" and m.concept_id]
-    if not chems or not diseases:
+def pair_features(ex: ChunkExtraction, ancestors: Ancestors | None = None,
+                  groups: tuple[str, str] = ("CHEM", "DISO")) -> dict[Pair, dict[str, float]]:
+    """Features of every concept pair of ``groups`` (head group, tail group) in one
+    chunk. Within one group, each unordered pair once. With the vocabulary's
+    ``ancestors``, also whether a broader or narrower tail concept is named too
+    (annotators relate to the most specific concept)."""
+    first = [m for m in ex.mentions if m.group == groups[0] and m.concept_id]
+    second = [m for m in ex.mentions if m.group == groups[1] and m.concept_id]
+    if not first or not second:
         return {}
     text, base = ex.chunk.text, ex.chunk.start
     sentences = sorted({m.sentence for m in ex.mentions})
     index_of = {s: i for i, s in enumerate(sentences)}
-    chem_counts = Counter(m.concept_id for m in chems)
-    dis_counts = Counter(m.concept_id for m in diseases)
-    patterned = {(r.head.concept_id, r.tail.concept_id, r.predicate) for r in ex.relations}
+    counts_a = Counter(m.concept_id for m in first)
+    counts_b = Counter(m.concept_id for m in second)
+    patterned = {(r.head.concept_id, r.tail.concept_id): r.predicate for r in ex.relations}
+    same_group = groups[0] == groups[1]
+    cue_cache: dict[tuple[int, int], frozenset[str]] = {}
     out: dict[Pair, dict[str, float]] = {}
-    for c_id in chem_counts:
-        for d_id in dis_counts:
-            cs = [m for m in chems if m.concept_id == c_id]
-            ds = [m for m in diseases if m.concept_id == d_id]
+    for a_id in counts_a:
+        for b_id in counts_b:
+            if a_id == b_id or (same_group and a_id > b_id):
+                continue
+            as_ = [m for m in first if m.concept_id == a_id]
+            bs = [m for m in second if m.concept_id == b_id]
             f: dict[str, float] = {"bias_pair": 1.0}
-            gaps = [abs(index_of[a.sentence] - index_of[b.sentence]) for a in cs for b in ds]
+            gaps = [abs(index_of[a.sentence] - index_of[b.sentence]) for a in as_ for b in bs]
             f[f"sent_gap={_bucket(min(gaps), (0, 1, 2, 4))}"] = 1.0
             f["same_sentence_count"] = math.log1p(sum(1 for g in gaps if g == 0))
-            f[f"chem_count={_bucket(chem_counts[c_id], (1, 2, 4))}"] = 1.0
-            f[f"dis_count={_bucket(dis_counts[d_id], (1, 2, 4))}"] = 1.0
-            f["chem_top"] = float(chem_counts[c_id] == max(chem_counts.values()))
-            f["dis_top"] = float(dis_counts[d_id] == max(dis_counts.values()))
-            f["n_chems"] = math.log1p(len(chem_counts))
-            f["n_diseases"] = math.log1p(len(dis_counts))
-            first = sentences[0]
-            chem_first_sent = any(m.sentence == first for m in cs)
-            dis_first_sent = any(m.sentence == first for m in ds)
-            f["chem_in_first_sentence"] = float(chem_first_sent)
-            f["dis_in_first_sentence"] = float(dis_first_sent)
-            f["both_in_first_sentence"] = float(chem_first_sent and dis_first_sent)
-            f["dis_negated_any"] = float(any(m.qualifiers.negated for m in ds))
-            f["dis_hypothetical_any"] = float(any(m.qualifiers.hypothetical for m in ds))
-            f["chem_induced"] = float(any(_INDUCED.match(text, m.end - base) for m in cs))
+            f[f"chem_count={_bucket(counts_a[a_id], (1, 2, 4))}"] = 1.0
+            f[f"dis_count={_bucket(counts_b[b_id], (1, 2, 4))}"] = 1.0
+            f["chem_top"] = float(counts_a[a_id] == max(counts_a.values()))
+            f["dis_top"] = float(counts_b[b_id] == max(counts_b.values()))
+            f["n_chems"] = math.log1p(len(counts_a))
+            f["n_diseases"] = math.log1p(len(counts_b))
+            top = sentences[0]
+            a_first = any(m.sentence == top for m in as_)
+            b_first = any(m.sentence == top for m in bs)
+            f["chem_in_first_sentence"] = float(a_first)
+            f["dis_in_first_sentence"] = float(b_first)
+            f["both_in_first_sentence"] = float(a_first and b_first)
+            f["dis_negated_any"] = float(any(m.qualifiers.negated for m in bs))
+            f["dis_hypothetical_any"] = float(any(m.qualifiers.hypothetical for m in bs))
+            f["chem_induced"] = float(any(_INDUCED.match(text, m.end - base) for m in as_))
+            f["dis_induced"] = float(any(_INDUCED.match(text, m.end - base) for m in bs))
             if ancestors is not None:
-                above = ancestors(d_id)
-                f["dis_has_broader"] = float(any(o in above for o in dis_counts if o != d_id))
-                f["dis_has_narrower"] = float(any(d_id in ancestors(o) for o in dis_counts
-                                                  if o != d_id))
-            for p in (Predicate.HAS_ADVERSE_EFFECT, Predicate.CAUSES, Predicate.TREATS,
-                      Predicate.PREVENTS, Predicate.CONTRAINDICATED_IN):
-                if (c_id, d_id, p) in patterned:
-                    f[f"pattern={p.value}"] = 1.0
-            for a in cs:
-                for b in ds:
+                above = ancestors(b_id)
+                f["dis_has_broader"] = float(any(o in above for o in counts_b if o != b_id))
+                f["dis_has_narrower"] = float(any(b_id in ancestors(o) for o in counts_b
+                                                  if o != b_id))
+            for key in ((a_id, b_id), (b_id, a_id)):
+                if key in patterned:
+                    f[f"pattern={patterned[key].value}"] = 1.0
+            shared = {a.sentence for a in as_} & {b.sentence for b in bs}
+            for s in shared:
+                if s not in cue_cache:
+                    cue_cache[s] = _cues(text[s[0] - base : s[1] - base])
+                for cue in cue_cache[s]:
+                    f[f"cue:{cue}"] = 1.0
+            for a in as_:
+                for b in bs:
                     if a.sentence == b.sentence:
                         f.update(_sentence_features(text, base, a, b))
-            out[Pair(c_id, d_id)] = f
+            out[Pair(a_id, b_id)] = f
     return out
+
+
+def _cues(sentence: str) -> frozenset[str]:
+    words = _WORD.findall(sentence.lower())
+    return frozenset(c for c in CUES for w in words if w.startswith(c))
 
 
 def _sentence_features(text: str, base: int, chem: MentionHit, dis: MentionHit
                        ) -> dict[str, float]:
-    """What lies between (and just before) a chemical and a disease mention in one
-    sentence: its length, trigger words, and the words themselves (cut to a stem)."""
+    """What lies between (and just before) two mentions of one sentence: its
+    length, trigger words, and the words themselves (cut to a stem)."""
     f: dict[str, float] = {"chem_first": float(chem.start < dis.start)}
     lo, hi = (chem.end, dis.start) if chem.start < dis.start else (dis.end, chem.start)
     words = _WORD.findall(text[lo - base : hi - base].lower())
@@ -126,7 +170,44 @@ def _sentence_features(text: str, base: int, chem: MentionHit, dis: MentionHit
         for trigger in TRIGGERS:
             if word.startswith(trigger):
                 f[f"left:{trigger}"] = 1.0
+    right_start = max(chem.end, dis.end) - base
+    for word in _WORD.findall(text[right_start : right_start + 40].lower())[:3]:
+        for trigger in TRIGGERS:
+            if word.startswith(trigger):
+                f[f"right:{trigger}"] = 1.0
     return f
+
+
+@dataclass
+class Head:
+    """One relation the model predicts: a logistic regression over named features."""
+
+    name: str
+    predicate: Predicate
+    groups: tuple[str, str]
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    about: str = ""
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "predicate": self.predicate.value,
+                "groups": list(self.groups), "bias": self.bias, "threshold": self.threshold,
+                "about": self.about, "weights": self.weights}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Head:
+        groups = data["groups"]
+        assert isinstance(groups, list)
+        return cls(str(data["name"]), Predicate(str(data["predicate"])),
+                   (str(groups[0]), str(groups[1])),
+                   {str(k): float(v) for k, v in dict(data["weights"]).items()},  # type: ignore[call-overload]
+                   float(data["bias"]), float(data["threshold"]),  # type: ignore[arg-type]
+                   str(data.get("about", "")))
 
 
 def resolve_relation_model(setting: str, ancestors: Ancestors | None = None
@@ -137,47 +218,64 @@ def resolve_relation_model(setting: str, ancestors: Ancestors | None = None
     return None if path is None else RelationModel.load(path, ancestors)
 
 
+@dataclass
 class RelationModel:
-    """Logistic regression over sparse named features."""
+    """Heads (one per relation), each a logistic regression; see the module text."""
 
-    def __init__(self, weights: dict[str, float], bias: float, threshold: float,
-                 about: str = "", ancestors: Ancestors | None = None) -> None:
-        self.ancestors = ancestors
-        self.weights = weights
-        self.bias = bias
-        self.threshold = threshold
-        self.about = about
+    heads: list[Head]
+    about: str = ""
+    ancestors: Ancestors | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, path: Path, ancestors: Ancestors | None = None) -> RelationModel:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(data["weights"], data["bias"], data["threshold"], data.get("about", ""),
-                   ancestors)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if "heads" in data:
+                heads = [Head.from_json(h) for h in data["heads"]]
+            else:  # the first format: one chemical -> disease (CID) head
+                heads = [Head("cid", Predicate.HAS_ADVERSE_EFFECT, ("CHEM", "DISO"),
+                              data["weights"], data["bias"], data["threshold"],
+                              data.get("about", ""))]
+        except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
+            raise ConfigError(f"{path}: not a relation model file ({e})") from e
+        return cls(heads, data.get("about", ""), ancestors)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"about": self.about, "bias": self.bias,
-                                    "threshold": self.threshold, "weights": self.weights},
+        path.write_text(json.dumps({"about": self.about,
+                                    "heads": [h.to_json() for h in self.heads]},
                                    indent=1, sort_keys=True), encoding="utf-8")
 
-    def probability(self, features: dict[str, float]) -> float:
-        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
-        return 1.0 / (1.0 + math.exp(-z))
+    def scores(self, ex: ChunkExtraction) -> Iterable[tuple[Head, Pair, float]]:
+        """Every head's probability for every candidate pair of its groups."""
+        by_groups: dict[tuple[str, str], list[Head]] = {}
+        for head in self.heads:
+            by_groups.setdefault(head.groups, []).append(head)
+        for groups, heads in by_groups.items():
+            for pair, features in pair_features(ex, self.ancestors, groups).items():
+                for head in heads:
+                    yield head, pair, head.probability(features)
 
     def relations(self, ex: ChunkExtraction) -> list[RelationHit]:
-        """Chemical -> disease relations this model finds in a chunk."""
-        out = []
-        for pair, features in pair_features(ex, self.ancestors).items():
-            p = self.probability(features)
-            if p < self.threshold:
+        """The relations this model finds in a chunk: per concept pair, the head
+        that clears its threshold by the widest margin."""
+        best: dict[frozenset[str], tuple[float, Head, Pair, float]] = {}
+        for head, pair, p in self.scores(ex):
+            if p < head.threshold:
                 continue
-            head, tail = _closest(ex.mentions, pair)
-            out.append(RelationHit(head, Predicate.HAS_ADVERSE_EFFECT, tail, round(p, 3),
-                                   "classifier:cid"))
+            key = frozenset((pair.head, pair.tail))
+            margin = p - head.threshold
+            if key not in best or margin > best[key][0]:
+                best[key] = (margin, head, pair, p)
+        out = []
+        for _, head, pair, p in best.values():
+            a, b = _closest(ex.mentions, pair, head.groups)
+            out.append(RelationHit(a, head.predicate, b, round(p, 3), f"classifier:{head.name}"))
         return out
 
 
-def _closest(mentions: list[MentionHit], pair: Pair) -> tuple[MentionHit, MentionHit]:
-    cs = [m for m in mentions if m.concept_id == pair.chemical and m.group == "CHEM"]
-    ds = [m for m in mentions if m.concept_id == pair.disease and m.group == "DISO"]
-    return min(((a, b) for a in cs for b in ds), key=lambda ab: abs(ab[0].start - ab[1].start))
+def _closest(mentions: list[MentionHit], pair: Pair, groups: tuple[str, str]
+             ) -> tuple[MentionHit, MentionHit]:
+    a = [m for m in mentions if m.concept_id == pair.head and m.group == groups[0]]
+    b = [m for m in mentions if m.concept_id == pair.tail and m.group == groups[1]]
+    return min(((x, y) for x in a for y in b), key=lambda xy: abs(xy[0].start - xy[1].start))

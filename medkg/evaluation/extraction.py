@@ -12,7 +12,7 @@ The pipeline sees only each document's text. Scores:
   known meaning (CID), only triples of that meaning are scored.
 
 Types are mapped by semantic group: CHEM -> the corpus's chemical type, DISO
--> its disease type, GENE -> gene, LIVB -> organism (by name, so any PubTator
+-> its disease type, GENE -> gene, LIVB -> organism, VARI -> variant (by name, so any PubTator
 file with such types works).
 """
 
@@ -31,7 +31,8 @@ from medkg.evaluation.pubtator import PubTatorDocument, read_pubtator
 from medkg.model import Chunk, Concept, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex
 
-GROUP_WORDS = {"CHEM": "chemical", "DISO": "disease", "GENE": "gene", "LIVB": "organism"}
+GROUP_WORDS = {"CHEM": "chemical", "DISO": "disease", "GENE": "gene", "LIVB": "organism",
+               "VARI": "variant"}
 RELATION_PREDICATES = frozenset({
     Predicate.CAUSES, Predicate.HAS_ADVERSE_EFFECT, Predicate.TREATS, Predicate.PREVENTS,
     Predicate.ASSOCIATED_WITH, Predicate.INTERACTS_WITH, Predicate.CONTRAINDICATED_IN,

@@ -73,6 +73,7 @@ _GROUP_OF_SPECIFIC = {
     "biolink:GrossAnatomicalStructure": "ANAT", "biolink:Cell": "ANAT",
     "biolink:Procedure": "PROC", "biolink:OrganismTaxon": "LIVB",
     "biolink:ChemicalEntity": "CHEM", "biolink:AnatomicalEntity": "ANAT",
+    "biolink:SequenceVariant": "VARI",
 }
 
 

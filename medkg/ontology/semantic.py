@@ -30,6 +30,9 @@ GROUPS: dict[str, str] = {
     "PHEN": "Phenomena",
     "PHYS": "Physiology",
     "PROC": "Procedures",
+    # medkg's own subdivision of GENE: sequence variants, recognised by rules
+    # (medkg.construction.variants), never named by a vocabulary.
+    "VARI": "Sequence Variants",
 }
 
 # Semantic Network tree number prefix -> group; the longest matching prefix wins.

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from medkg.engines import extractor
-from medkg.model import Entity, Triple
+from medkg.model import Entity, Predicate, Triple
 from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.rulehub.verify import Violation
 
 
 def run(ctx: BuildContext) -> None:
@@ -52,16 +53,38 @@ def run(ctx: BuildContext) -> None:
 
 def verify(parts: Components, entities: list[Entity], triples: list[Triple]
            ) -> tuple[list[Triple], int]:
-    """Keep the triples no hard rule of the RuleHub rejects; record each rejected
-    one with the rule and its reason (``medkg stats`` lists them)."""
+    """Keep the triples no hard rule of the RuleHub rejects; restate those whose
+    only fault is evidence that states another predicate (E001: "used to manage
+    oliguria" read as an adverse effect); record each rejected or restated one
+    with the rule and its reason (``medkg stats`` lists them)."""
+    from medkg.rulehub.evidence import restated
     from medkg.rulehub.verify import Verifier
 
-    violations = Verifier(min_triples=0).check(triples, {e.id: e for e in entities})
-    rejected: dict[str, list[str]] = {}
+    by_id = {e.id: e for e in entities}
+    violations = Verifier(min_triples=0).check(triples, by_id)
+    hard: dict[str, list[Violation]] = {}
     for v in violations:
         if v.hard and v.triple_id is not None:
-            rejected.setdefault(v.triple_id, []).append(
-                f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else ""))
-    for triple_id, reasons in rejected.items():
-        parts.ledger.fail("verify", triple_id, "; ".join(reasons))
-    return [t for t in triples if t.id not in rejected], len(rejected)
+            hard.setdefault(v.triple_id, []).append(v)
+    kept = {t.id: t for t in triples if t.id not in hard}
+    rejected = 0
+    for t in triples:
+        found = hard.get(t.id)
+        if not found:
+            continue
+        reasons = "; ".join(f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else "")
+                            for v in found)
+        fixed = (restated(t, Predicate(found[0].detail))
+                 if {v.rule for v in found} == {"E001"} else None)
+        if fixed is not None and not any(
+                v.hard for v in Verifier(min_triples=0).check([fixed], by_id)):
+            parts.ledger.fail("verify", t.id, f"restated as {fixed.predicate}: {reasons}")
+            if fixed.id in kept:
+                known = kept[fixed.id]
+                known.evidence += [e for e in fixed.evidence if e not in known.evidence]
+            else:
+                kept[fixed.id] = fixed
+            continue
+        parts.ledger.fail("verify", t.id, reasons)
+        rejected += 1
+    return list(kept.values()), rejected

@@ -19,7 +19,7 @@ ErrorType = Literal["quantity_insufficient", "format_error", "head_entity_error"
 
 class Rule(BaseModel):
     id: str
-    kind: Literal["structural", "type", "numeric", "temporal", "conflict"]
+    kind: Literal["structural", "type", "numeric", "temporal", "conflict", "evidence"]
     severity: Literal["hard", "soft"]
     error: ErrorType
     message: str

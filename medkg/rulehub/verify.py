@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from medkg.model import Entity, Predicate, Triple
 from medkg.ontology.index import normalize_term
+from medkg.rulehub.evidence import stated_instead
 from medkg.rulehub.rules import ErrorType, Rule, RuleSet, load_rules
 
 GENERIC = frozenset({"disease", "diseases", "patient", "patients", "treatment", "therapy",
@@ -107,6 +108,9 @@ class Verifier:
                      for n in {head.name, tail.name, *self._surface(head),
                                *self._surface(tail)}):
             out.append(self._v("S006", t))
+        instead = stated_instead(t.predicate, quotes)
+        if instead is not None:
+            out.append(self._v("E001", t, instead.value))
         if not 0.0 <= t.confidence <= 1.0:
             out.append(self._v("S007", t, str(t.confidence)))
         if tail.name.strip().lower() in GENERIC:

@@ -44,7 +44,7 @@ def test_there_are_at_least_thirty_rules_of_every_kind() -> None:
     rules = load_rules()
     assert len(rules.rules) >= 30
     assert {r.kind for r in rules.rules} == {"structural", "type", "numeric", "temporal",
-                                             "conflict"}
+                                             "conflict", "evidence"}
     assert {r.predicate for r in rules.rules if r.kind == "type"} == set(Predicate)
 
 

@@ -1,0 +1,75 @@
+"""What an evidence sentence states about a drug and a condition: an adverse effect,
+an indication, a prevention or a contraindication.
+
+A classifier that reads co-occurrence ("lithium ... oliguria") cannot tell "used to
+manage oliguria" from "caused oliguria"; the words of the sentence can. Rule E001
+of the RuleHub uses :func:`stated_instead` to find adverse-effect and causal
+triples whose every evidence quote states something else, and the corrector
+restates them with the predicate the quote states.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from medkg.model import Predicate, Triple
+
+CAUSAL = frozenset({Predicate.HAS_ADVERSE_EFFECT, Predicate.CAUSES})
+_CONTRAINDICATION = re.compile(
+    r"\bcontra-?indicat\w*|\bshould (?:not|never) be (?:used|given|taken|prescribed)"
+    r"|\bmust (?:not|never) be (?:used|given)|\bavoid\w* in (?:patients|those|people)",
+    re.IGNORECASE)
+_INDICATION = re.compile(
+    r"\bindicated (?:for|in)\b|\bused (?:to (?:treat|manage|control|relieve|reverse)|"
+    r"(?:for|in) the (?:treatment|management|therapy|control) of|for)\b"
+    r"|\b(?:for|in) the (?:treatment|management|therapy|control) of\b"
+    r"|\bto (?:treat|manage|control|relieve|reverse|alleviate)\b"
+    r"|\b(?:treated|managed|controlled) (?:with|by|using)\b|\btreatment (?:for|of)\b"
+    r"|\btherapy (?:for|of)\b|\beffective (?:in|for|against)\b|\befficacy\b"
+    r"|\b(?:improv|alleviat|ameliorat|reliev|revers|attenuat)\w*",
+    re.IGNORECASE)
+_PREVENTION = re.compile(
+    r"\bprevent\w*|\bprotect\w* (?:against|from)\b|\bprophyla\w*"
+    r"|\b(?:reduc|lower)\w* the (?:risk|incidence) of\b", re.IGNORECASE)
+_ADVERSE = re.compile(
+    r"\binduc\w*|\bcaus\w*|\badverse\b|\bside[- ]effects?\b|\btoxic\w*|\bcomplicat\w*"
+    r"|\bdevelop\w*|\bprecipitat\w*|\bprovok\w*|\bassociated with\b|\b\w+-related\b"
+    r"|\battribut\w*|\bafter\b|\bfollowing\b|\bsecondary to\b|\bdue to\b|\boverdos\w*"
+    r"|\bintoxica\w*|\bpoison\w*|\bexacerbat\w*|\bworsen\w*|\brisk of\b|\bincreas\w*",
+    re.IGNORECASE)
+
+
+def states(quote: str) -> Predicate | None:
+    """The predicate a quote states between a drug and a condition when it says only
+    one kind of thing: contraindicated_in, treats or prevents without any word of
+    harm; None when it speaks of harm, or of nothing this function knows."""
+    if _ADVERSE.search(quote):
+        return None
+    if _CONTRAINDICATION.search(quote):
+        return Predicate.CONTRAINDICATED_IN
+    if _INDICATION.search(quote):
+        return Predicate.TREATS
+    if _PREVENTION.search(quote):
+        return Predicate.PREVENTS
+    return None
+
+
+def stated_instead(predicate: Predicate, quotes: Iterable[str]) -> Predicate | None:
+    """For an adverse-effect or causal claim: the one other predicate that every
+    quote states instead, or None when a quote may support the claim (or the
+    quotes disagree)."""
+    if predicate not in CAUSAL:
+        return None
+    stated = {states(q) for q in quotes if q.strip()}
+    if len(stated) != 1:
+        return None
+    return stated.pop()
+
+
+def restated(t: Triple, predicate: Predicate) -> Triple:
+    """``t`` with another predicate (and so another id), its evidence and
+    qualifiers kept, its method saying it was restated."""
+    return t.model_copy(deep=True, update={
+        "id": Triple.key_for(t.layer, t.head, predicate, t.tail, t.qualifiers),
+        "predicate": predicate, "method": f"{t.method}+restated"})

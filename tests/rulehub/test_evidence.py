@@ -1,0 +1,55 @@
+"""Rule E001: an adverse-effect claim whose evidence states an indication, a
+prevention or a contraindication is restated with the predicate the evidence states."""
+
+from __future__ import annotations
+
+import pytest
+
+from medkg.model import Predicate
+from medkg.rulehub.evidence import restated, stated_instead, states
+from medkg.rulehub.verify import Verifier
+from tests.rulehub.test_rulehub import E, tri
+
+
+@pytest.mark.parametrize(("quote", "stated"), [
+    ("Furosemide is used to manage oliguria in acute renal failure.", Predicate.TREATS),
+    ("Metformin is indicated for type 2 diabetes.", Predicate.TREATS),
+    ("Thiazides are contraindicated in hypokalemia.", Predicate.CONTRAINDICATED_IN),
+    ("Aspirin should not be given to patients with peptic ulcer.",
+     Predicate.CONTRAINDICATED_IN),
+    ("Low-dose aspirin for the prevention of stroke.", Predicate.PREVENTS),
+    ("Lisinopril-induced angioedema was reported.", None),
+    ("Lithium, used to treat bipolar disorder, caused nephrogenic diabetes insipidus.", None),
+    ("Amiodarone and thyroid disease in 40 patients.", None),
+])
+def test_what_a_quote_states(quote: str, stated: Predicate | None) -> None:
+    assert states(quote) is stated
+
+
+def test_only_causal_claims_are_checked_and_every_quote_must_agree() -> None:
+    manage = "Furosemide is used to manage oliguria."
+    harm = "Oliguria developed after furosemide."
+    assert stated_instead(Predicate.HAS_ADVERSE_EFFECT, [manage]) is Predicate.TREATS
+    assert stated_instead(Predicate.CAUSES, [manage, manage]) is Predicate.TREATS
+    assert stated_instead(Predicate.HAS_ADVERSE_EFFECT, [manage, harm]) is None
+    assert stated_instead(Predicate.TREATS, [harm]) is None
+
+
+def test_the_verifier_reports_e001_with_the_stated_predicate() -> None:
+    wrong = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "type 2 diabetes",
+                "metformin is indicated for type 2 diabetes.")
+    right = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "lactic acidosis",
+                "metformin-induced lactic acidosis.")
+    found = Verifier(min_triples=0).check([wrong, right], E)
+    e001 = [v for v in found if v.rule == "E001"]
+    assert [(v.triple_id, v.detail, v.hard) for v in e001] == [(wrong.id, "treats", True)]
+
+
+def test_a_restated_triple_keeps_evidence_and_qualifiers_and_gets_a_new_id() -> None:
+    t = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "type 2 diabetes",
+            "metformin is indicated for type 2 diabetes.", population="adults")
+    fixed = restated(t, Predicate.TREATS)
+    assert fixed.predicate is Predicate.TREATS and fixed.id != t.id
+    assert fixed.evidence == t.evidence and fixed.qualifiers == t.qualifiers
+    assert fixed.method.endswith("+restated") and t.predicate is Predicate.HAS_ADVERSE_EFFECT
+    assert not any(v.hard for v in Verifier(min_triples=0).check([fixed], E))
