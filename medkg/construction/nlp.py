@@ -229,8 +229,8 @@ def build_pipeline(
     lexicon: Lexicon | None = None,
 ) -> Language:
     """A blank English pipeline: sentences, trained NER models (optional, earlier
-    ones win where they overlap), sequence variants by rule, vocabulary matching and normalisation (a
-    learned lexicon first, if given), ConText qualifiers."""
+    ones win where they overlap), sequence variants by rule, vocabulary matching
+    and normalisation (a learned lexicon first, if given), ConText qualifiers."""
     import medspacy  # noqa: F401  - registers the medspacy_context factory
     import spacy
 

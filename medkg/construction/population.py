@@ -20,7 +20,8 @@ _GROUP = (r"(?:children|child|adolescents|teenagers|infants|neonates|newborns|ba
           r"people|persons|populations?|mothers|smokers|athletes)")
 _SPECIFIC = (r"(?:children|child|adolescents|teenagers|infants|neonates|newborns|babies|"
              r"women|men|girls|boys|elderly|mothers|smokers|athletes)")
-_TAIL = r"(?:\s+(?:with|without|aged|over|under|older than|younger than|receiving|on)\s+[^,.;:()]{2,50})"
+_TAIL = (r"(?:\s+(?:with|without|aged|over|under|older than|younger than|receiving|on)"
+         r"\s+[^,.;:()]{2,50})")
 _POPULATION = re.compile(
     rf"\b(?:in|among|for|to)\s+(?:(?:the|all|some|many|most|\d[\d,]*)\s+)?"
     rf"((?:{_MODIFIER}[\s,]+){{0,3}}{_GROUP}{_TAIL}?)",

@@ -40,7 +40,7 @@ _PATTERNS = (
     rf"(?<![\w.])[-+]?\d{{1,6}}(?:[+-]\d+)?"
     rf"(?:[{_NT}]>[{_NT}]|del[{_NT}]+|ins[{_NT}]+|dup[{_NT}]+|del\d+)(?![\w])",
     rf"\b[{_NT}]-\d{{2,5}}[{_NT}]\b|(?<![\w-])-\d{{2,5}}[{_NT}]{{1,2}}\b",
-    rf"\b(?:del|dup|ins)\d+bp\b|\bDelta\d{{2,3}}\b",
+    r"\b(?:del|dup|ins)\d+bp\b|\bDelta\d{2,3}\b",
     rf"\bIVS\d+\s?[+-]\s?\d+\s?[{_NT}]>[{_NT}]",
 )
 VARIANT = re.compile("|".join(f"(?:{p})" for p in _PATTERNS))

