@@ -143,7 +143,8 @@ def main() -> None:
         _prepare(base, gold, args.docs, args.levels)
         print(f"{gold.name}: {args.docs} abstracts prepared in {time.perf_counter() - start:.0f} s",
               flush=True)
-        print("| arm | kept | scored | precision | recall | F1 | loop s | right/kept by predicate |")
+        print("| arm | kept | scored | precision | recall | F1 | loop s "
+              "| right/kept by predicate |")
         print("|---|---|---|---|---|---|---|---|")
         for arm, flags in ARMS.items():
             path = args.out / gold.stem / arm

@@ -21,7 +21,8 @@ _CONTRAINDICATION = re.compile(
     r"|\bmust (?:not|never) be (?:used|given)|\bavoid\w* in (?:patients|those|people)",
     re.IGNORECASE)
 _INDICATION = re.compile(
-    r"\btreats\b|\btreating\b|\bindicated (?:for|in)\b|\bused (?:to (?:treat|manage|control|relieve|reverse)|"
+    r"\btreats\b|\btreating\b|\bindicated (?:for|in)\b"
+    r"|\bused (?:to (?:treat|manage|control|relieve|reverse)|"
     r"(?:for|in) the (?:treatment|management|therapy|control) of|for)\b"
     r"|\b(?:for|in) the (?:treatment|management|therapy|control) of\b"
     r"|\bto (?:treat|manage|control|relieve|reverse|alleviate)\b"
