@@ -43,8 +43,10 @@ class HeadSpec:
 
 
 HEADS = (
-    HeadSpec("adverse", "has_adverse_effect", ("CHEM", "DISO"),
-             frozenset({"CID", "Positive_Correlation"})),
+    # BioRED's positive correlations of a chemical and a disease are not all adverse
+    # effects; learned from them too, the head scored 0.389 on BC5CDR dev, from
+    # BC5CDR's CID alone 0.406 (cached extractions, same features and C).
+    HeadSpec("adverse", "has_adverse_effect", ("CHEM", "DISO"), frozenset({"CID"})),
     HeadSpec("treats", "treats", ("CHEM", "DISO"), frozenset({"Negative_Correlation"})),
     HeadSpec("chemical_disease", "associated_with", ("CHEM", "DISO"),
              frozenset({"Association"})),

@@ -23,7 +23,8 @@ vocab = typer.Typer(help="The vocabulary layer: load, list, show and search conc
 def load_vocabulary(ws: Workspace, path: Path | None) -> None:
     with _progress() as progress:
         load = _run(lambda: ws.load_vocabulary(path, progress))
-    where = path or "the installed packages (HPO with its genes, MeSH, MeSH diseases, drug names)"
+    where = path or ("the installed packages (HPO with its genes, MeSH, MeSH diseases, "
+                     "drug names, HGNC genes)")
     console.print(f"loaded {len(load.concepts)} concepts from {where} ({load.source})")
     for warning in load.warnings:
         console.print(label("warning:", "yellow", warning))

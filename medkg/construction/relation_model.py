@@ -14,7 +14,7 @@ closest co-occurring sentence is the evidence.
 
 Heads of the bundled model (``medkg/models/relations/relations.json``):
 
-- CHEM -> DISO ``has_adverse_effect`` (BC5CDR CID, BioRED positive correlation)
+- CHEM -> DISO ``has_adverse_effect`` (BC5CDR CID)
 - CHEM -> DISO ``treats`` (BioRED negative correlation of a chemical and a disease)
 - GENE -> DISO ``associated_with`` (BioRED gene-disease relations)
 - CHEM -> GENE ``interacts_with``, CHEM -- CHEM ``interacts_with`` and

@@ -97,7 +97,7 @@ def load_vocabulary(parts: Components, path: Path | None,
                     progress: Progress = no_progress) -> VocabularyLoad:
     """Load a vocabulary: an OBO file, a UMLS META directory, a MeSH list or a
     TSV/CSV table; ``None`` loads the default vocabulary that installed
-    packages ship (HPO with its genes, MeSH, MeSH diseases, drug names).
+    packages ship (HPO with its genes, MeSH, MeSH diseases, drug names, HGNC genes).
 
     The input is parsed completely before anything is stored, so a malformed
     file leaves the workspace as it was.

