@@ -131,6 +131,9 @@ def main() -> None:
     parser.add_argument("--gold", type=Path, action="append")
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--levels", type=int, default=2)
+    parser.add_argument("--seed-cache", type=Path, help="an embeddings.sqlite to start from "
+                        "(keyed by model and text: the default vocabulary's concept vectors "
+                        "take minutes to make)")
     args = parser.parse_args()
     golds = args.gold or list(GOLD)
     for gold in golds:
@@ -140,7 +143,7 @@ def main() -> None:
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     results: dict[str, dict[str, object]] = {}
-    seed_cache: Path | None = None
+    seed_cache: Path | None = args.seed_cache
     for gold in golds:
         base = args.out / gold.stem / "base"
         base.parent.mkdir(parents=True)

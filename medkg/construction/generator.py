@@ -118,6 +118,7 @@ class BuiltinGenerator:
         self._corpus = corpus
         self._entities = entities
         self._rules = rules
+        self._by_surface: dict[tuple[str, str, Layer], Entity] | None = None
 
     def generate(self, ctx: Context) -> list[Triple]:
         found = self._corpus.candidates([s.id for s in ctx.sentences])
@@ -138,11 +139,28 @@ class BuiltinGenerator:
             elif rules == {"E001"}:
                 stated = next(v.detail for v in violations if v.rule == "E001")
                 out.append((triple_id, restated(t, Predicate(stated))))
+            elif rules == {"E002"}:
+                inducer = next(v.detail for v in violations if v.rule == "E002")
+                head = self._named(inducer, "CHEM", t.layer)
+                if head is not None and head.id != t.tail:
+                    out.append((triple_id, t.model_copy(deep=True, update={
+                        "id": Triple.key_for(t.layer, head.id, t.predicate, t.tail,
+                                             t.qualifiers),
+                        "head": head.id, "method": f"{t.method}+reheaded"})))
             elif rules <= {"S005", "S006"}:
                 anchored = self._reanchor(t, ctx.sentences)
                 if anchored is not None:
                     out.append((triple_id, anchored))
         return out
+
+    def _named(self, text: str, group: str, layer: Layer) -> Entity | None:
+        """The entity of ``group`` in ``layer`` whose name or a mention is ``text``."""
+        if self._by_surface is None:
+            self._by_surface = {}
+            for e in self._entities.values():
+                for surface in {e.name, *(m.text for m in e.mentions)}:
+                    self._by_surface.setdefault((normalize_term(surface), e.type, e.layer), e)
+        return self._by_surface.get((normalize_term(text), group, layer))
 
     def _fits(self, t: Triple) -> bool:
         rule = self._rules.type_rule(t.predicate)

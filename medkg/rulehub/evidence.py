@@ -5,7 +5,10 @@ A classifier that reads co-occurrence ("lithium ... oliguria") cannot tell "used
 manage oliguria" from "caused oliguria"; the words of the sentence can. Rule E001
 of the RuleHub uses :func:`stated_instead` to find adverse-effect and causal
 triples whose every evidence quote states something else, and the corrector
-restates them with the predicate the quote states.
+restates them with the predicate the quote states. Rule E002 uses
+:func:`induced_by_another`: "calcitonin potentiated haloperidol-induced
+catalepsy" names haloperidol, not calcitonin, as the cause; the corrector moves
+the claim to the chemical the quote names, when the graph has it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,40 @@ def stated_instead(predicate: Predicate, quotes: Iterable[str]) -> Predicate | N
     if len(stated) != 1:
         return None
     return stated.pop()
+
+
+_INDUCER = re.compile(
+    r"([\w][\w.'-]*?(?:\s*\([\w.-]+\))?)\s*-?\s*(?:induced|caused|evoked|triggered)\s+"
+    r"((?:[\w-]+\s+){0,3}?[\w-]+(?:\s+[\w-]+){0,3})", re.IGNORECASE)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().replace("-", " ").split())
+
+
+def induced_by_another(quotes: Iterable[str], head: Iterable[str], tail: Iterable[str]
+                       ) -> str | None:
+    """The chemical that every quote names as the inducer of the tail ("haloperidol-
+    induced catalepsy") when it is not the head's name or one of its mentions; None
+    when a quote names the head as the inducer or names no inducer of the tail."""
+    heads = {_normal(h) for h in head if h.strip()}
+    tails = {_normal(t) for t in tail if t.strip()}
+    inducer = None
+    for quote in quotes:
+        found = None
+        for m in _INDUCER.finditer(quote):
+            after = _normal(m.group(2))
+            if not any(after.startswith(t) or f" {t}" in f" {after}" for t in tails):
+                continue
+            who = _normal(re.sub(r"[()]", " ", m.group(1)))
+            if any(h == who or h in who.split() or who in h.split() for h in heads):
+                return None  # the head itself induces the tail
+            short = re.search(r"\(([\w.-]+)\)", m.group(1))  # "(BHA)": the abbreviation
+            found = found or (short.group(1) if short else m.group(1))
+        if found is None:
+            return None
+        inducer = inducer or found
+    return inducer
 
 
 def restated(t: Triple, predicate: Predicate) -> Triple:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from medkg.model import Entity, Predicate, Triple
 from medkg.ontology.index import normalize_term
-from medkg.rulehub.evidence import stated_instead
+from medkg.rulehub.evidence import CAUSAL, induced_by_another, stated_instead
 from medkg.rulehub.rules import ErrorType, Rule, RuleSet, load_rules
 
 GENERIC = frozenset({"disease", "diseases", "patient", "patients", "treatment", "therapy",
@@ -111,6 +111,11 @@ class Verifier:
         instead = stated_instead(t.predicate, quotes)
         if instead is not None:
             out.append(self._v("E001", t, instead.value))
+        elif t.predicate in CAUSAL and quotes:
+            inducer = induced_by_another(quotes, {head.name, *self._surface(head)},
+                                         {tail.name, *self._surface(tail)})
+            if inducer is not None:
+                out.append(self._v("E002", t, inducer))
         if not 0.0 <= t.confidence <= 1.0:
             out.append(self._v("S007", t, str(t.confidence)))
         if tail.name.strip().lower() in GENERIC:

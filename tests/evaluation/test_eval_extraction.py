@@ -30,3 +30,17 @@ def test_scores_entities_normalisation_and_relations(
     assert report.normalization.accuracy == 1.0
     # "Lisinopril can cause angioedema" is the gold CID pair.
     assert (report.relations.p, report.relations.r) == (1.0, 1.0)
+
+
+VARIANTS = """2|t|The BRAF V600E mutation in melanoma.
+2\t9\t14\tV600E\tSequenceVariant\tp|SUB|V|600|E
+"""
+
+
+def test_variants_are_scored_as_the_corpus_variant_type(
+    tmp_path: Path, nlp: object, seed_concepts: list
+) -> None:
+    path = tmp_path / "gold.txt"
+    path.write_text(VARIANTS)
+    report = evaluate(path, ConceptIndex(seed_concepts), nlp)  # type: ignore[arg-type]
+    assert report.entities.by_type["SequenceVariant"].f1 == 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from medkg.model import Predicate
-from medkg.rulehub.evidence import restated, stated_instead, states
+from medkg.rulehub.evidence import induced_by_another, restated, stated_instead, states
 from medkg.rulehub.verify import Verifier
 from tests.rulehub.test_rulehub import E, tri
 
@@ -53,3 +53,36 @@ def test_a_restated_triple_keeps_evidence_and_qualifiers_and_gets_a_new_id() -> 
     assert fixed.evidence == t.evidence and fixed.qualifiers == t.qualifiers
     assert fixed.method.endswith("+restated") and t.predicate is Predicate.HAS_ADVERSE_EFFECT
     assert not any(v.hard for v in Verifier(min_triples=0).check([fixed], E))
+
+
+@pytest.mark.parametrize(("quote", "head", "inducer"), [
+    ("Calcitonin potentiated haloperidol-induced catalepsy.", "calcitonin", "haloperidol"),
+    ("Retinyl acetate (RA) on butylated hydroxyanisole (BHA)-induced rat forestomach "
+     "catalepsy was examined.", "retinyl acetate", "BHA"),
+    ("Ketanserin attenuated opiate-induced catalepsy.", "ketanserin", "opiate"),
+    ("Haloperidol-induced catalepsy in rats.", "haloperidol", None),
+    ("Catalepsy was not secondary to HAL-induced catalepsy.", "HAL", None),
+    ("Haloperidol caused catalepsy.", "haloperidol", None),
+])
+def test_another_chemical_named_as_the_inducer(quote: str, head: str,
+                                               inducer: str | None) -> None:
+    assert induced_by_another([quote], {head}, {"catalepsy"}) == inducer
+
+
+def test_e002_moves_the_claim_to_the_inducer_the_graph_has() -> None:
+    from medkg.construction.generator import BuiltinGenerator
+    from medkg.model import Entity, Layer
+    from medkg.rulehub.rules import load_rules
+
+    entities = {**E, "ent-haloperidol": Entity(id="ent-haloperidol", layer=Layer.LITERATURE,
+                                               name="haloperidol", type="CHEM")}
+    wrong = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "lactic acidosis",
+                "metformin did not change haloperidol-induced lactic acidosis.")
+    found = Verifier(min_triples=0).check([wrong], entities)
+    assert [(v.rule, v.detail, v.error) for v in found] == [
+        ("E002", "haloperidol", "head_entity_error")]
+    generator = BuiltinGenerator(None, entities, load_rules())  # type: ignore[arg-type]
+    [(source, fixed)] = generator.correct(None, {wrong.id: found},  # type: ignore[arg-type]
+                                          {wrong.id: wrong})
+    assert source == wrong.id and fixed.head == "ent-haloperidol"
+    assert fixed.tail == wrong.tail and fixed.method.endswith("+reheaded")
