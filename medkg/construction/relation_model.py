@@ -17,8 +17,11 @@ Heads of the bundled model (``medkg/models/relations/relations.json``):
 - CHEM -> DISO ``has_adverse_effect`` (BC5CDR CID)
 - CHEM -> DISO ``treats`` (BioRED negative correlation of a chemical and a disease)
 - GENE -> DISO ``associated_with`` (BioRED gene-disease relations)
-- CHEM -> GENE ``interacts_with``, CHEM -- CHEM ``interacts_with`` and
-  GENE -- GENE ``interacts_with`` (BioRED).
+- CHEM -- CHEM ``interacts_with`` (BioRED).
+
+The training script also tries chemical-disease association, chemical -> gene
+and gene -- gene heads, and leaves out those too weak to help (see
+``medkg/models/README.md``).
 
 The model file is JSON: per head its groups, predicate, feature weights, bias,
 threshold and provenance. A file of the first format (one chemical -> disease
@@ -202,7 +205,8 @@ class Head:
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Head:
         groups = data["groups"]
-        assert isinstance(groups, list)
+        if not isinstance(groups, list) or len(groups) != 2:
+            raise ValueError("a head needs two groups")
         return cls(str(data["name"]), Predicate(str(data["predicate"])),
                    (str(groups[0]), str(groups[1])),
                    {str(k): float(v) for k, v in dict(data["weights"]).items()},  # type: ignore[call-overload]
@@ -236,7 +240,7 @@ class RelationModel:
                 heads = [Head("cid", Predicate.HAS_ADVERSE_EFFECT, ("CHEM", "DISO"),
                               data["weights"], data["bias"], data["threshold"],
                               data.get("about", ""))]
-        except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
+        except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{path}: not a relation model file ({e})") from e
         return cls(heads, data.get("about", ""), ancestors)
 
