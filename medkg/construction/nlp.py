@@ -126,10 +126,12 @@ class VocabularyMatcher:
             if not exact:
                 approximate.add(e.start)
         found = [(m.start, m.end, m.concept)
-                 for m in index.find_in(doc.text, self.min_term_chars, self._stop_words)]
+                 for m in index.find_in(doc.text, self.min_term_chars, self._stop_words,
+                                        MODEL_ONLY_GROUPS)]
         # Abbreviations the text defines ("valproic acid (VPA)") name the long form's concept.
         for short, long_form in abbreviations.items():
-            concepts = index.lookup(long_form)
+            concepts = [c for c in index.lookup(long_form)
+                        if c.semantic_group not in MODEL_ONLY_GROUPS]
             if concepts:
                 found += [(m.start(), m.end(), concepts[0])
                           for m in re.finditer(rf"(?<!\w){re.escape(short)}(?!\w)", doc.text)]

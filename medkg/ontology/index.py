@@ -135,12 +135,14 @@ class ConceptIndex:
             for term in concept.terms():
                 yield term, concept
 
-    def find_in(self, text: str, min_chars: int = 3, stop_words: frozenset[str] = frozenset()
-                ) -> list[Match]:
+    def find_in(self, text: str, min_chars: int = 3, stop_words: frozenset[str] = frozenset(),
+                skip_groups: frozenset[str] = frozenset()) -> list[Match]:
         """Vocabulary terms in running text, longest match first, left to right.
 
         Dictionary lookups over token n-grams: no per-term set-up, so it starts
         instantly on a vocabulary of any size. Acronyms match only in capitals.
+        Concepts of ``skip_groups`` are never matched: a term they share with
+        another concept ("insulin": the gene and the hormone) names the other.
         """
         tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
         out: list[Match] = []
@@ -154,6 +156,8 @@ class ConceptIndex:
                     continue
                 ids = (self._acronyms.get(surface) if is_acronym(surface)
                        else self._by_term.get(normalize_term(surface)))
+                if ids and skip_groups:
+                    ids = [c for c in ids if self._concepts[c].semantic_group not in skip_groups]
                 if ids:
                     found = Match(start, end, self._concepts[ids[0]])
                     i += n

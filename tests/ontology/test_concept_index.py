@@ -49,3 +49,15 @@ def test_find_in_running_text() -> None:
     found = [(text[m.start:m.end], m.concept.id) for m in index.find_in(text)]
     assert found == [("CHF", "X:1"), ("high blood pressures", "X:2"), ("Hypotension", "X:3")]
     assert index.find_in("hypotension", stop_words=frozenset({"hypotension"})) == []
+
+
+def test_find_in_skips_groups_but_keeps_what_shares_their_terms() -> None:
+    gene = Concept(id="NCBIGene:3630", name="INS", synonyms=["insulin"], semantic_group="GENE",
+                   source="t")
+    hormone = Concept(id="MESH:D007328", name="Insulin", semantic_group="CHEM", source="t")
+    index = ConceptIndex([gene, hormone])
+    text = "Insulin was given."
+    assert {m.concept.id for m in index.find_in(text)} <= {"NCBIGene:3630", "MESH:D007328"}
+    [match] = index.find_in(text, skip_groups=frozenset({"GENE"}))
+    assert match.concept.id == "MESH:D007328"
+    assert index.find_in("INS", skip_groups=frozenset({"GENE"})) == []
