@@ -131,6 +131,9 @@ def main() -> None:
     parser.add_argument("--gold", type=Path, action="append")
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--levels", type=int, default=2)
+    parser.add_argument("--reuse-base", action="store_true",
+                        help="keep each gold file's prepared workspace from an earlier run "
+                        "in --out (same documents and levels) and rerun only the arms")
     parser.add_argument("--seed-cache", type=Path, help="an embeddings.sqlite to start from "
                         "(keyed by model and text: the default vocabulary's concept vectors "
                         "take minutes to make)")
@@ -139,24 +142,27 @@ def main() -> None:
     for gold in golds:
         if not gold.exists():
             sys.exit(f"skip: {gold} not found (the ../shared checkout is absent)")
-    if args.out.exists():
+    if args.out.exists() and not args.reuse_base:
         shutil.rmtree(args.out)
-    args.out.mkdir(parents=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, object]] = {}
     seed_cache: Path | None = args.seed_cache
     for gold in golds:
         base = args.out / gold.stem / "base"
-        base.parent.mkdir(parents=True)
-        start = time.perf_counter()
-        _prepare(base, gold, args.docs, args.levels, seed_cache)
+        if not (args.reuse_base and base.exists()):
+            shutil.rmtree(base.parent, ignore_errors=True)
+            base.parent.mkdir(parents=True)
+            start = time.perf_counter()
+            _prepare(base, gold, args.docs, args.levels, seed_cache)
+            print(f"{gold.name}: {args.docs} abstracts prepared in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
         seed_cache = base / "cache" / "embeddings.sqlite"
-        print(f"{gold.name}: {args.docs} abstracts prepared in {time.perf_counter() - start:.0f} s",
-              flush=True)
         print("| arm | kept | scored | precision | recall | F1 | loop s "
               "| right/kept by predicate |")
         print("|---|---|---|---|---|---|---|---|")
         for arm, flags in ARMS.items():
             path = args.out / gold.stem / arm
+            shutil.rmtree(path, ignore_errors=True)
             shutil.copytree(base, path)
             seconds = _grow(path, flags)
             s = _score(path, gold)

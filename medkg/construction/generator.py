@@ -36,7 +36,7 @@ from medkg.llm.prompts import load_prompt
 from medkg.llm.schemas import GeneratedTriple, TripleAnswer
 from medkg.model import Entity, Evidence, Layer, Predicate, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex, normalize_term
-from medkg.rulehub.evidence import restated
+from medkg.rulehub.evidence import negated, restated
 from medkg.rulehub.rules import RuleSet
 from medkg.rulehub.verify import Violation
 
@@ -139,6 +139,8 @@ class BuiltinGenerator:
             elif rules == {"E001"}:
                 stated = next(v.detail for v in violations if v.rule == "E001")
                 out.append((triple_id, restated(t, Predicate(stated))))
+            elif rules == {"E004"}:
+                out.append((triple_id, negated(t)))
             elif rules == {"E002"}:
                 inducer = next(v.detail for v in violations if v.rule == "E002")
                 head = self._named(inducer, "CHEM", t.layer)

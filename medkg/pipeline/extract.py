@@ -55,9 +55,10 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
            ) -> tuple[list[Triple], int]:
     """Keep the triples no hard rule of the RuleHub rejects; restate those whose
     only fault is evidence that states another predicate (E001: "used to manage
-    oliguria" read as an adverse effect); record each rejected or restated one
-    with the rule and its reason (``medkg stats`` lists them)."""
-    from medkg.rulehub.evidence import restated
+    oliguria" read as an adverse effect) or a negation (E004: "without apnea");
+    record each rejected or restated one with the rule and its reason (``medkg
+    stats`` lists them)."""
+    from medkg.rulehub.evidence import negated, restated
     from medkg.rulehub.verify import Verifier
 
     by_id = {e.id: e for e in entities}
@@ -74,11 +75,13 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
             continue
         reasons = "; ".join(f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else "")
                             for v in found)
-        fixed = (restated(t, Predicate(found[0].detail))
-                 if {v.rule for v in found} == {"E001"} else None)
+        rules = {v.rule for v in found}
+        fixed = (restated(t, Predicate(found[0].detail)) if rules == {"E001"}
+                 else negated(t) if rules == {"E004"} else None)
         if fixed is not None and not any(
                 v.hard for v in Verifier(min_triples=0).check([fixed], by_id)):
-            parts.ledger.fail("verify", t.id, f"restated as {fixed.predicate}: {reasons}")
+            parts.ledger.fail("verify", t.id, f"restated ({fixed.method.rsplit('+', 1)[-1]}): "
+                              f"{reasons}")
             if fixed.id in kept:
                 known = kept[fixed.id]
                 known.evidence += [e for e in fixed.evidence if e not in known.evidence]

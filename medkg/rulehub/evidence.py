@@ -30,6 +30,7 @@ _INDICATION = re.compile(
     r"|\b(?:for|in) the (?:treatment|management|therapy|control) of\b"
     r"|\bto (?:treat|manage|control|relieve|reverse|alleviate)\b"
     r"|\b(?:treated|managed|controlled) (?:with|by|using)\b|\btreatment (?:for|of)\b"
+    r"|\b[\w]+-treated\b"
     r"|\btherapy (?:for|of)\b|\beffective (?:in|for|against)\b|\befficacy\b"
     r"|\b(?:improv|alleviat|ameliorat|reliev|revers|attenuat)\w*",
     re.IGNORECASE)
@@ -77,7 +78,7 @@ _INDUCER = re.compile(
 
 
 def _normal(text: str) -> str:
-    return " ".join(text.lower().replace("-", " ").split())
+    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
 
 
 def induced_by_another(quotes: Iterable[str], head: Iterable[str], tail: Iterable[str]
@@ -103,6 +104,95 @@ def induced_by_another(quotes: Iterable[str], head: Iterable[str], tail: Iterabl
             return None
         inducer = inducer or found
     return inducer
+
+
+_WHO = (r"(?:patients?|subjects?|women|men|children|infants|adults|cases?|males?|females?"
+        r"|volunteers|individuals|people|rats|mice|dogs|animals|man|woman|boy|girl)")
+_POPULATION_OF = re.compile(
+    rf"\b{_WHO}\s+(?:\w+\s+){{0,2}}?(?:with|having|suffering from|diagnosed with|"
+    rf"with a history of|undergoing|treated for|admitted for|admitted with)\s+"
+    rf"((?:[^\s.]+\s+){{0,14}}[^\s.]+)", re.IGNORECASE)
+# Where a population phrase ends: a verb or a clause of what happened to them.
+_PHRASE_END = re.compile(
+    r"\s(?:who|which|that|developed|experienced|had|has|have|received|receiving|was|were|"
+    r"is|are|showed|presented|treated|given|taking|took|undergoing|on|after|during|"
+    r"following)\b.*",
+    re.IGNORECASE)
+_HISTORY = re.compile(r"\b(?:history of|known|pre-?existing|underlying|chronic)\s+"
+                      r"((?:[\w-]+\s+){0,3}[\w-]+)", re.IGNORECASE)
+_CAUSAL_WORD = re.compile(r"induced|associated|related|caused|due to|secondary", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:without|no|not|neither|nor|absence of|free of|lack of|did not (?:cause|induce|"
+    r"produce|develop|result in|increase)|was not|were not|no evidence of)\b"
+    r"((?:\s+[\w,-]+){0,6})", re.IGNORECASE)
+
+
+_SCOPE_END = re.compile(r"\s(?:but|however|although|though|except|yet|whereas|while)\b.*",
+                        re.IGNORECASE)
+
+
+def _names(text: str, surfaces: set[str]) -> bool:
+    padded = f" {_normal(text)} "
+    return any(f" {s} " in padded for s in surfaces)
+
+
+def condition_of_population(quotes: Iterable[str], head: Iterable[str], tail: Iterable[str]
+                            ) -> bool:
+    """Whether every quote names the tail only as the condition of the people
+    treated ("patients with AML undergoing ...", "a history of schizophrenia"), not
+    as what the head did: such a claim reads the indication as an adverse effect.
+    A quote that ties the tail to the head ("amiodarone-induced thyrotoxicosis")
+    or names the tail elsewhere too is no such case."""
+    heads = {_normal(h) for h in head if h.strip()}
+    tails = {_normal(t) for t in tail if t.strip()}
+    seen = False
+    for quote in quotes:
+        spans = []
+        for pattern in (_POPULATION_OF, _HISTORY):
+            for m in pattern.finditer(quote):
+                phrase = _PHRASE_END.sub("", m.group(1))
+                if (_names(phrase, tails) and not _CAUSAL_WORD.search(phrase)
+                        and not _names(phrase, heads)):
+                    spans.append((m.start(1), m.start(1) + len(phrase)))
+        if not spans:
+            return False
+        rest = quote
+        for start, end in sorted(spans, reverse=True):
+            rest = rest[:start] + " " + rest[end:]
+        if _names(rest, tails):
+            return False  # the tail is named outside the population too
+        seen = True
+    return seen
+
+
+def negated_in(quotes: Iterable[str], tail: Iterable[str]) -> bool:
+    """Whether every quote names the tail only right after a negation ("without
+    side effects such as sedation, apnea", "did not cause hepatotoxicity")."""
+    tails = {_normal(t) for t in tail if t.strip()}
+    seen = False
+    for quote in quotes:
+        negated = []
+        for m in _NEGATION.finditer(quote):
+            scope = _SCOPE_END.sub("", m.group(1))
+            if _names(scope, tails):
+                negated.append((m.start(1), m.start(1) + len(scope)))
+        if not negated:
+            return False
+        rest = quote
+        for start, end in sorted(negated, reverse=True):
+            rest = rest[:start] + " " + rest[end:]
+        if _names(rest, tails):
+            return False
+        seen = True
+    return seen
+
+
+def negated(t: Triple) -> Triple:
+    """``t`` as a negated claim (another id), its evidence kept."""
+    qualifiers = t.qualifiers.model_copy(update={"negated": True})
+    return t.model_copy(deep=True, update={
+        "id": Triple.key_for(t.layer, t.head, t.predicate, t.tail, qualifiers),
+        "qualifiers": qualifiers, "method": f"{t.method}+negated"})
 
 
 def restated(t: Triple, predicate: Predicate) -> Triple:

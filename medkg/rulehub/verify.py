@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 from medkg.model import Entity, Predicate, Triple
 from medkg.ontology.index import normalize_term
-from medkg.rulehub.evidence import CAUSAL, induced_by_another, stated_instead
+from medkg.rulehub.evidence import (
+    CAUSAL,
+    condition_of_population,
+    induced_by_another,
+    negated_in,
+    stated_instead,
+)
 from medkg.rulehub.rules import ErrorType, Rule, RuleSet, load_rules
 
 GENERIC = frozenset({"disease", "diseases", "patient", "patients", "treatment", "therapy",
@@ -112,10 +118,8 @@ class Verifier:
         if instead is not None:
             out.append(self._v("E001", t, instead.value))
         elif t.predicate in CAUSAL and quotes:
-            inducer = induced_by_another(quotes, {head.name, *self._surface(head)},
-                                         {tail.name, *self._surface(tail)})
-            if inducer is not None:
-                out.append(self._v("E002", t, inducer))
+            out += self._evidence_rules(t, quotes, {head.name, *self._surface(head)},
+                                        {tail.name, *self._surface(tail)})
         if not 0.0 <= t.confidence <= 1.0:
             out.append(self._v("S007", t, str(t.confidence)))
         if tail.name.strip().lower() in GENERIC:
@@ -129,6 +133,19 @@ class Verifier:
         texts = [*quotes, head.name, tail.name, t.qualifiers.population or ""]
         out += [self._v(rule_id, t, detail) for rule_id, detail in _numeric_and_temporal(texts)]
         return out
+
+    def _evidence_rules(self, t: Triple, quotes: list[str], head: set[str], tail: set[str]
+                        ) -> list[Violation]:
+        """E002-E004 for a causal claim; the first that applies (each has its own
+        correction)."""
+        inducer = induced_by_another(quotes, head, tail)
+        if inducer is not None:
+            return [self._v("E002", t, inducer)]
+        if condition_of_population(quotes, head, tail):
+            return [self._v("E003", t)]
+        if not t.qualifiers.negated and negated_in(quotes, tail):
+            return [self._v("E004", t)]
+        return []
 
     def _surface(self, entity: Entity) -> Iterable[str]:
         """The texts an entity is mentioned by: its mentions', or what

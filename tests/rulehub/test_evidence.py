@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from medkg.model import Predicate
-from medkg.rulehub.evidence import induced_by_another, restated, stated_instead, states
+from medkg.rulehub.evidence import (
+    condition_of_population,
+    induced_by_another,
+    negated,
+    negated_in,
+    restated,
+    stated_instead,
+    states,
+)
 from medkg.rulehub.verify import Verifier
 from tests.rulehub.test_rulehub import E, tri
 
@@ -86,3 +94,41 @@ def test_e002_moves_the_claim_to_the_inducer_the_graph_has() -> None:
                                           {wrong.id: wrong})
     assert source == wrong.id and fixed.head == "ent-haloperidol"
     assert fixed.tail == wrong.tail and fixed.method.endswith("+reheaded")
+
+
+@pytest.mark.parametrize(("quote", "expected"), [
+    ("A 24-year-old male with a history of schizophrenia developed NMS after ziprasidone.",
+     True),
+    ("24 patients with either MDS or schizophrenia (n = 7) undergoing ziprasidone therapy.",
+     True),
+    ("Patients with schizophrenia developed NMS on ziprasidone.", True),
+    ("In patients with ziprasidone-induced schizophrenia symptoms.", False),
+    ("Patients with NMS developed schizophrenia on ziprasidone.", False),
+    ("Ziprasidone caused schizophrenia in patients with NMS.", False),
+])
+def test_condition_of_the_population(quote: str, expected: bool) -> None:
+    assert condition_of_population([quote], {"ziprasidone"}, {"schizophrenia"}) is expected
+
+
+@pytest.mark.parametrize(("quote", "expected"), [
+    ("Remifentanil reduced myoclonus without side effects such as sedation, apnea, or "
+     "pruritus.", True),
+    ("There was no apnea.", True),
+    ("No apnea was seen, but apnea occurred later.", False),
+    ("Remifentanil caused apnea.", False),
+])
+def test_condition_named_only_under_a_negation(quote: str, expected: bool) -> None:
+    assert negated_in([quote], {"apnea"}) is expected
+
+
+def test_e004_restates_as_negated_and_e003_is_only_reported() -> None:
+    affirmed = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "nausea",
+                   "metformin was well tolerated without nausea.")
+    population = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "type 2 diabetes",
+                     "Patients with type 2 diabetes developed nausea on metformin.")
+    found = Verifier(min_triples=0).check([affirmed, population], E)
+    assert sorted((v.rule, v.triple_id == affirmed.id) for v in found) == [
+        ("E003", False), ("E004", True)]
+    fixed = negated(affirmed)
+    assert fixed.qualifiers.negated and fixed.id != affirmed.id
+    assert not Verifier(min_triples=0).check([fixed], E)
