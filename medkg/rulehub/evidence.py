@@ -73,8 +73,19 @@ def stated_instead(predicate: Predicate, quotes: Iterable[str]) -> Predicate | N
 
 
 _INDUCER = re.compile(
-    r"([\w][\w.'-]*?(?:\s*\([\w.-]+\))?)\s*-?\s*(?:induced|caused|evoked|triggered)\s+"
+    r"([\w][\w.'-]*?(?:\s*\([\w.-]+\))?)\s*-?\s*(?:induced|caused|evoked|triggered)"
+    r"(?!\s+by\b)\s+"
     r"((?:[\w-]+\s+){0,3}?[\w-]+(?:\s+[\w-]+){0,3})", re.IGNORECASE)
+
+
+# Words before "-induced" that name no chemical: "treatment-induced seizures" leaves the
+# inducer to the words before ("levomepromazine-fluvoxamine treatment").
+_GENERIC_INDUCERS = frozenset({
+    "treatment", "therapy", "drug", "drugs", "medication", "medications", "dose", "doses",
+    "exposure", "agent", "agents", "combination", "administration", "infusion", "injection",
+    "withdrawal", "overdose", "use", "abuse", "intake", "stress", "exercise", "surgery",
+    "chemotherapy", "radiation", "radiotherapy", "anesthesia", "anaesthesia", "diet",
+})
 
 
 def _normal(text: str) -> str:
@@ -96,6 +107,8 @@ def induced_by_another(quotes: Iterable[str], head: Iterable[str], tail: Iterabl
             if not any(after.startswith(t) or f" {t}" in f" {after}" for t in tails):
                 continue
             who = _normal(re.sub(r"[()]", " ", m.group(1)))
+            if who in _GENERIC_INDUCERS:
+                return None  # the quote names no inducing chemical here
             if any(h == who or h in who.split() or who in h.split() for h in heads):
                 return None  # the head itself induces the tail
             short = re.search(r"\(([\w.-]+)\)", m.group(1))  # "(BHA)": the abbreviation

@@ -132,3 +132,11 @@ def test_e004_restates_as_negated_and_e003_is_only_reported() -> None:
     fixed = negated(affirmed)
     assert fixed.qualifiers.negated and fixed.id != affirmed.id
     assert not Verifier(min_triples=0).check([fixed], E)
+
+
+@pytest.mark.parametrize("quote", [
+    "A case of combined levomepromazine-fluvoxamine treatment-induced catalepsy.",
+    "Memory impairment caused by fluvoxamine-induced catalepsy in mice.",
+])
+def test_generic_or_passive_inducers_are_not_another_chemical(quote: str) -> None:
+    assert induced_by_another([quote], {"fluvoxamine"}, {"catalepsy"}) is None
