@@ -139,6 +139,8 @@ class BuiltinGenerator:
             elif rules == {"E001"}:
                 stated = next(v.detail for v in violations if v.rule == "E001")
                 out.append((triple_id, restated(t, Predicate(stated))))
+            elif rules == {"E003"}:  # the drug and its population's condition: associated
+                out.append((triple_id, restated(t, Predicate.ASSOCIATED_WITH)))
             elif rules == {"E004"}:
                 out.append((triple_id, negated(t)))
             elif rules == {"E002"}:

@@ -55,7 +55,8 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
            ) -> tuple[list[Triple], int]:
     """Keep the triples no hard rule of the RuleHub rejects; restate those whose
     only fault is evidence that states another predicate (E001: "used to manage
-    oliguria" read as an adverse effect) or a negation (E004: "without apnea");
+    oliguria" read as an adverse effect), the treated population's condition (E003:
+    restated as associated_with) or a negation (E004: "without apnea");
     record each rejected or restated one with the rule and its reason (``medkg
     stats`` lists them)."""
     from medkg.rulehub.evidence import negated, restated
@@ -77,6 +78,7 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
                             for v in found)
         rules = {v.rule for v in found}
         fixed = (restated(t, Predicate(found[0].detail)) if rules == {"E001"}
+                 else restated(t, Predicate.ASSOCIATED_WITH) if rules == {"E003"}
                  else negated(t) if rules == {"E004"} else None)
         if fixed is not None and not any(
                 v.hard for v in Verifier(min_triples=0).check([fixed], by_id)):

@@ -121,7 +121,7 @@ def test_condition_named_only_under_a_negation(quote: str, expected: bool) -> No
     assert negated_in([quote], {"apnea"}) is expected
 
 
-def test_e004_restates_as_negated_and_e003_is_only_reported() -> None:
+def test_e004_restates_as_negated_and_e003_as_an_association() -> None:
     affirmed = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "nausea",
                    "metformin was well tolerated without nausea.")
     population = tri("metformin", Predicate.HAS_ADVERSE_EFFECT, "type 2 diabetes",
