@@ -80,12 +80,7 @@ class Normaliser:
                 return concept.id, True
         # An approximate name must also be of the entity's own group: "granulosa cell
         # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
-        # The top candidates among concepts a name can stand for here: genes crowd
-        # the approximate neighbours of any short term, but name nothing else.
-        candidates = [c for c in self.index.search(text, NORMALISE_K * 4)
-                      if group in MODEL_ONLY_GROUPS
-                      or c.concept.semantic_group not in MODEL_ONLY_GROUPS][:NORMALISE_K]
-        for candidate in candidates:
+        for candidate in self.index.search(text, NORMALISE_K):
             if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
                 return candidate.concept.id, False
         return "", False
