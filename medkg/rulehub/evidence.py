@@ -8,7 +8,11 @@ triples whose every evidence quote states something else, and the corrector
 restates them with the predicate the quote states. Rule E002 uses
 :func:`induced_by_another`: "calcitonin potentiated haloperidol-induced
 catalepsy" names haloperidol, not calcitonin, as the cause; the corrector moves
-the claim to the chemical the quote names, when the graph has it.
+the claim to the chemical the quote names, when the graph has it. Rules E003
+and E004 use :func:`condition_of_population` ("patients with AML undergoing ...":
+the condition is who was treated) and :func:`negated_in` ("without apnea").
+Every function asks the same of each quote: a claim stands as soon as one quote
+may support it.
 """
 
 from __future__ import annotations
@@ -149,6 +153,16 @@ def _names(text: str, surfaces: set[str]) -> bool:
     return any(f" {s} " in padded for s in surfaces)
 
 
+def _only_within(quote: str, spans: list[tuple[int, int]], tails: set[str]) -> bool:
+    """Whether the quote names the tail in these spans and nowhere else."""
+    if not spans:
+        return False
+    rest = quote
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return not _names(rest, tails)
+
+
 def condition_of_population(quotes: Iterable[str], head: Iterable[str], tail: Iterable[str]
                             ) -> bool:
     """Whether every quote names the tail only as the condition of the people
@@ -167,13 +181,8 @@ def condition_of_population(quotes: Iterable[str], head: Iterable[str], tail: It
                 if (_names(phrase, tails) and not _CAUSAL_WORD.search(phrase)
                         and not _names(phrase, heads)):
                     spans.append((m.start(1), m.start(1) + len(phrase)))
-        if not spans:
+        if not _only_within(quote, spans, tails):
             return False
-        rest = quote
-        for start, end in sorted(spans, reverse=True):
-            rest = rest[:start] + " " + rest[end:]
-        if _names(rest, tails):
-            return False  # the tail is named outside the population too
         seen = True
     return seen
 
@@ -189,12 +198,7 @@ def negated_in(quotes: Iterable[str], tail: Iterable[str]) -> bool:
             scope = _SCOPE_END.sub("", m.group(1))
             if _names(scope, tails):
                 negated.append((m.start(1), m.start(1) + len(scope)))
-        if not negated:
-            return False
-        rest = quote
-        for start, end in sorted(negated, reverse=True):
-            rest = rest[:start] + " " + rest[end:]
-        if _names(rest, tails):
+        if not _only_within(quote, negated, tails):
             return False
         seen = True
     return seen
