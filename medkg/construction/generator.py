@@ -34,9 +34,9 @@ from medkg.llm.client import LLM
 from medkg.llm.port import Message
 from medkg.llm.prompts import load_prompt
 from medkg.llm.schemas import GeneratedTriple, TripleAnswer
-from medkg.model import Entity, Evidence, Layer, Predicate, Qualifiers, Triple
+from medkg.model import Entity, Evidence, Layer, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex, normalize_term
-from medkg.rulehub.evidence import negated, restated
+from medkg.rulehub.evidence import corrected
 from medkg.rulehub.rules import RuleSet
 from medkg.rulehub.verify import Violation
 
@@ -136,13 +136,10 @@ class BuiltinGenerator:
                 swapped = reversed_triple(t)
                 if self._fits(swapped):
                     out.append((triple_id, swapped))
-            elif rules == {"E001"}:
-                stated = next(v.detail for v in violations if v.rule == "E001")
-                out.append((triple_id, restated(t, Predicate(stated))))
-            elif rules == {"E003"}:  # the drug and its population's condition: associated
-                out.append((triple_id, restated(t, Predicate.ASSOCIATED_WITH)))
-            elif rules == {"E004"}:
-                out.append((triple_id, negated(t)))
+            elif rules <= {"E001", "E003", "E004"}:
+                fixed = corrected(t, {v.rule: v.detail for v in violations})
+                if fixed is not None:
+                    out.append((triple_id, fixed))
             elif rules == {"E002"}:
                 inducer = next(v.detail for v in violations if v.rule == "E002")
                 head = self._named(inducer, "CHEM", t.layer)

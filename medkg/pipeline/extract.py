@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from medkg.engines import extractor
-from medkg.model import Entity, Predicate, Triple
+from medkg.model import Entity, Triple
 from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
 
@@ -59,7 +59,7 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
     restated as associated_with) or a negation (E004: "without apnea");
     record each rejected or restated one with the rule and its reason (``medkg
     stats`` lists them)."""
-    from medkg.rulehub.evidence import negated, restated
+    from medkg.rulehub.evidence import corrected
     from medkg.rulehub.verify import Verifier
 
     by_id = {e.id: e for e in entities}
@@ -76,10 +76,7 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
             continue
         reasons = "; ".join(f"{v.rule} {v.message}" + (f" ({v.detail})" if v.detail else "")
                             for v in found)
-        rules = {v.rule for v in found}
-        fixed = (restated(t, Predicate(found[0].detail)) if rules == {"E001"}
-                 else restated(t, Predicate.ASSOCIATED_WITH) if rules == {"E003"}
-                 else negated(t) if rules == {"E004"} else None)
+        fixed = corrected(t, {v.rule: v.detail for v in found})
         if fixed is not None and not any(
                 v.hard for v in Verifier(min_triples=0).check([fixed], by_id)):
             parts.ledger.fail("verify", t.id, f"restated ({fixed.method.rsplit('+', 1)[-1]}): "

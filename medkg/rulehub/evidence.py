@@ -218,3 +218,17 @@ def restated(t: Triple, predicate: Predicate) -> Triple:
     return t.model_copy(deep=True, update={
         "id": Triple.key_for(t.layer, t.head, predicate, t.tail, t.qualifiers),
         "predicate": predicate, "method": f"{t.method}+restated"})
+
+
+def corrected(t: Triple, rules: dict[str, str]) -> Triple | None:
+    """The typed correction of a triple whose only hard faults are these evidence
+    rules (rule id -> the violation's detail): E001 the predicate the evidence
+    states, E003 ``associated_with``, E004 negated; None for anything else (E002
+    needs the graph's entities: the loop's corrector moves the claim itself)."""
+    if rules.keys() == {"E001"}:
+        return restated(t, Predicate(rules["E001"]))
+    if rules.keys() == {"E003"}:
+        return restated(t, Predicate.ASSOCIATED_WITH)
+    if rules.keys() == {"E004"}:
+        return negated(t)
+    return None
