@@ -25,7 +25,8 @@ contraindication read as an adverse effect, does not; an entity normalised to
 the wrong concept (calcium for "calcium channel blockers") makes the triple
 wrong, a class normalised from its member (vasopressins for desmopressin) does
 not. ``--score`` then prints the precision of each arm. The session-3 labels
-are kept, without corpus text, in ``benchmarks/data/growth-labels.tsv``.
+are kept, without corpus text, in ``benchmarks/data/growth-labels.tsv``;
+session 9's (30 modules, 40 per arm) in ``growth-labels-session9.tsv``.
 Also validates the ``on`` graph with the SHACL shapes.
 """
 
