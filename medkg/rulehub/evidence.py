@@ -36,7 +36,11 @@ _INDICATION = re.compile(
     r"|\b(?:treated|managed|controlled) (?:with|by|using)\b|\btreatment (?:for|of)\b"
     r"|\b[\w]+-treated\b"
     r"|\btherapy (?:for|of)\b|\beffective (?:in|for|against)\b|\befficacy\b"
-    r"|\b(?:improv|alleviat|ameliorat|reliev|revers|attenuat)\w*",
+    r"|\b(?:improv|alleviat|ameliorat|reliev|revers|attenuat)\w*"
+    # orders and notes: "Start amlodipine 5 mg daily for hypertension"
+    r"|\b\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|units?|ml|puffs?|tablets?)\b[^.;]{0,40}?\bfor\b"
+    r"|\b(?:start|started|starting|begin|began|continue|continued|prescribed|initiated)\b"
+    r"[^.;]{0,60}?\bfor\b",
     re.IGNORECASE)
 _PREVENTION = re.compile(
     r"\bprevent\w*|\bprotect\w* (?:against|from)\b|\bprophyla\w*"
