@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from medkg.evaluation.extraction import evaluate
+from medkg.evaluation.extraction import ExtractionReport, evaluate
 from medkg.ontology.index import ConceptIndex
 
 GOLD = """1|t|Lisinopril can cause angioedema.
@@ -13,12 +13,16 @@ GOLD = """1|t|Lisinopril can cause angioedema.
 """
 
 
+def _evaluate(gold: str, tmp_path: Path, nlp: object, seed_concepts: list) -> ExtractionReport:
+    path = tmp_path / "gold.txt"
+    path.write_text(gold)
+    return evaluate(path, ConceptIndex(seed_concepts), nlp)  # type: ignore[arg-type]
+
+
 def test_scores_entities_normalisation_and_relations(
     tmp_path: Path, nlp: object, seed_concepts: list
 ) -> None:
-    path = tmp_path / "gold.txt"
-    path.write_text(GOLD)
-    report = evaluate(path, ConceptIndex(seed_concepts), nlp)  # type: ignore[arg-type]
+    report = _evaluate(GOLD, tmp_path, nlp, seed_concepts)
     assert report.documents == 1
     # All four gold mentions are found with the right type; nothing else is predicted
     # as Chemical or Disease ("blood pressure" is not a seed term).
@@ -40,7 +44,5 @@ VARIANTS = """2|t|The BRAF V600E mutation in melanoma.
 def test_variants_are_scored_as_the_corpus_variant_type(
     tmp_path: Path, nlp: object, seed_concepts: list
 ) -> None:
-    path = tmp_path / "gold.txt"
-    path.write_text(VARIANTS)
-    report = evaluate(path, ConceptIndex(seed_concepts), nlp)  # type: ignore[arg-type]
+    report = _evaluate(VARIANTS, tmp_path, nlp, seed_concepts)
     assert report.entities.by_type["SequenceVariant"].f1 == 1.0
