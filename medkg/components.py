@@ -171,8 +171,7 @@ class Components:
             if self._nlp is None:
                 self._nlp = self.pipeline(self.concept_index())
             return self._nlp
-        from medkg.construction.lexicon import resolve_lexicon
-        from medkg.construction.nlp import build_pipeline, resolve_ner_models
+        from medkg.construction.workers import builtin_pipeline
 
         if len(index) == 0:
             raise WorkspaceError(
@@ -181,9 +180,7 @@ class Components:
                 hint="load one: `medkg vocab load --default` (no licence needed) "
                 "or `medkg vocab load FILE`",
             )
-        cfg = self.settings.extraction
-        return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
-                              resolve_lexicon(cfg.lexicon))
+        return builtin_pipeline(index, self.settings.extraction)
 
     def vocabulary_changed(self) -> None:
         """After a vocabulary load: the pipeline is rebuilt, links are redone."""
@@ -233,14 +230,11 @@ class Components:
 
     def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
         """The learned relation classifier the settings ask for, as a ``relate`` hook."""
-        from medkg.construction.relation_model import resolve_relation_model
+        from medkg.construction.workers import builtin_relate
 
-        setting = self.settings.extraction.relation_model
-        if setting == "none":
+        if self.settings.extraction.relation_model == "none":
             return None
-        index = index or self.concept_index()
-        model = resolve_relation_model(setting, index.ancestors)
-        return model.relations if model is not None else None
+        return builtin_relate(index or self.concept_index(), self.settings.extraction)
 
     def tree(self) -> TagTree | None:
         """The saved tag tree (kept once read), or None before the first build."""

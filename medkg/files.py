@@ -48,6 +48,14 @@ def atomic_text(path: Path) -> contextlib.AbstractContextManager[IO[str]]:
     return _atomic(path, "w")
 
 
+def user_cache_dir() -> Path:
+    """medkg's cache on this machine, shared by all its workspaces
+    (``$XDG_CACHE_HOME/medkg``, default ``~/.cache/medkg``): nothing in it is
+    the only copy of anything."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "medkg"
+
+
 def atomic_binary(path: Path) -> contextlib.AbstractContextManager[IO[bytes]]:
     """Like :func:`atomic_text`, for bytes."""
     return _atomic(path, "wb")

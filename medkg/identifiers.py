@@ -26,15 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medkg import files
+
 if TYPE_CHECKING:
     import curies
 
 SCHEME = "bioregistry-default"  # recorded per workspace: the scheme its concept IRIs follow
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "medkg"
 
 
 def registry_version() -> str:
@@ -44,7 +41,7 @@ def registry_version() -> str:
 @functools.cache
 def converter() -> curies.Converter:
     """The Bioregistry's default converter, from the cache when it is there."""
-    path = _cache_dir() / f"bioregistry-{registry_version()}.epm.json"
+    path = files.user_cache_dir() / f"bioregistry-{registry_version()}.epm.json"
     cached = _read_cache(path)
     if cached is not None:
         return cached

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from spacy.language import Language
 
+from medkg import timing
 from medkg.construction.nlp import qualifiers_of
 from medkg.construction.population import population_of
 from medkg.construction.relations import match_pairs
@@ -87,7 +88,9 @@ def extract(
                     )
         if relate is not None:
             known = {(r.head.concept_id, r.tail.concept_id) for r in result.relations}
-            result.relations.extend(r for r in relate(result)
+            with timing.stage("relations"):
+                found = relate(result)
+            result.relations.extend(r for r in found
                                     if (r.head.concept_id, r.tail.concept_id) not in known)
         yield result
 

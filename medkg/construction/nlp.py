@@ -19,6 +19,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
+from medkg import timing
 from medkg.abbreviations import find_abbreviations
 from medkg.construction.lexicon import Lexicon
 from medkg.construction.variants import VARIANT_GROUP
@@ -67,7 +68,8 @@ class Normaliser:
     def normalise(self, text: str, group: str) -> tuple[str, bool]:
         key = (text, group)
         if key not in self._cache:
-            self._cache[key] = self._normalise(text, group)
+            with timing.stage("normalise"):
+                self._cache[key] = self._normalise(text, group)
         return self._cache[key]
 
     def _normalise(self, text: str, group: str) -> tuple[str, bool]:

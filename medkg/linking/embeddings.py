@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from medkg import timing
 from medkg.config import BUNDLED_EMBEDDING_MODEL, EmbeddingConfig
 from medkg.errors import EmbeddingError
 
@@ -71,7 +72,8 @@ class SentenceTransformerEmbedder:
             hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
             try:
-                self._model = SentenceTransformer(path, device=self._config.device)
+                with timing.stage("load models"):
+                    self._model = SentenceTransformer(path, device=self._config.device)
             except (OSError, ValueError) as exc:
                 raise EmbeddingError(
                     f"cannot load embedding model {self._config.model!r}: {exc}",
@@ -89,13 +91,16 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(
-            list(texts),
-            batch_size=self._config.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self._load()
+        timing.embedded(len(texts))
+        with timing.stage(timing.EMBED):
+            vectors = model.encode(
+                list(texts),
+                batch_size=self._config.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
 
 

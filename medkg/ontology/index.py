@@ -41,9 +41,11 @@ def normalize_term(text: str) -> str:
 
 def is_acronym(term: str) -> bool:
     """Short terms at least half in capitals: "CHF", "ECG", "AFib", "T2DM"."""
+    if len(term) > 6:
+        return False
     letters = [c for c in term if c.isalpha()]
     upper = sum(c.isupper() for c in letters)
-    return len(term) <= 6 and upper >= 2 and 2 * upper >= len(letters)
+    return upper >= 2 and 2 * upper >= len(letters)
 
 
 _TOKEN = re.compile(r"\w+(?:['\u2019-]\w+)*|[^\w\s]")

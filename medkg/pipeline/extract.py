@@ -4,16 +4,22 @@ a hard rule; the SAC-KG corpus gets each document's sentences and candidates."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from medkg import timing
 from medkg.engines import extractor
-from medkg.model import Entity, Triple
+from medkg.model import Chunk, Entity, Layer, Triple
 from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.construction.extraction import ChunkExtraction
     from medkg.rulehub.verify import Violation
+
+
+BATCH_DOCUMENTS = 8  # documents per task sent to a worker
 
 
 def run(ctx: BuildContext) -> None:
@@ -21,34 +27,90 @@ def run(ctx: BuildContext) -> None:
 
     parts, report = ctx.parts, ctx.report
     todo = documents_to_extract(parts.store)
-    engine = extractor(parts, ctx.concepts)
     cfg = parts.settings
-    for i, (layer, doc_id) in enumerate(todo):
+    results = _extracted(ctx, todo)
+    for i in range(len(todo) + 1):
         ctx.progress("extract", i, len(todo))
-        chunks = parts.store.chunks(doc_id)
-        extraction = list(engine.extract(chunks))
-        entities, triples = assemble(layer, extraction, ctx.concepts,
-                                     cfg.extraction.context_chars)
-        sentences = sorted({(ex.chunk.id, *m.sentence) for ex in extraction
-                            for m in ex.mentions})
-        by_chunk = {ex.chunk.id: ex.chunk for ex in extraction}
-        parts.corpus.replace_document(
-            doc_id, layer, [(c, s, e, by_chunk[c].text[s - by_chunk[c].start:
-                                                      e - by_chunk[c].start])
-                            for c, s, e in sentences], entities, triples)
+        with timing.stage("extract"):
+            item = next(results, None)
+        if item is None:
+            break
+        layer, doc_id, extraction = item
+        with timing.stage("assemble"):
+            entities, triples = assemble(layer, extraction, ctx.concepts,
+                                         cfg.extraction.context_chars)
+        with timing.stage("corpus"):
+            record_sentences(parts, doc_id, layer, extraction, entities, triples)
         if cfg.construction.levels:
             triples = []  # the SAC-KG loop decides which of them enter the graph
         elif cfg.extraction.verify:
-            triples, rejected = verify(parts, entities, triples)
+            with timing.stage("verify"):
+                triples, rejected = verify(parts, entities, triples)
             report.rejected += rejected
-        parts.store.add_entities(entities)
-        parts.store.add_triples(triples)
+        with timing.stage("store"):
+            parts.store.add_entities(entities)
+            parts.store.add_triples(triples)
         if any(ex.failed for ex in extraction):
             report.unfinished += 1  # what it gave is stored; the failed chunks are asked again
             continue
-        parts.store.mark_stage(doc_id, STAGE_EXTRACTED)
+        with timing.stage("store"):
+            parts.store.mark_stage(doc_id, STAGE_EXTRACTED)
         report.documents += 1
-    ctx.progress("extract", len(todo), len(todo))
+
+
+def _extracted(ctx: BuildContext, todo: list[tuple[Layer, str]]
+               ) -> Iterator[tuple[Layer, str, list[ChunkExtraction]]]:
+    """Each document's extraction, in order: in this process, or (the builtin
+    engine, ``extraction.executor``) by worker processes or a Dask cluster."""
+    from medkg.pipeline.executors import open_executor, parse_executor
+
+    parts, cfg = ctx.parts, ctx.parts.settings.extraction
+    spec = parse_executor(cfg.executor, len(todo), cfg.parallel_min_documents)
+    if spec.kind == "local" or cfg.engine != "builtin" or len(ctx.concepts) == 0:
+        engine = extractor(parts, ctx.concepts)
+        for layer, doc_id in todo:
+            with timing.stage("store"):
+                chunks = parts.store.chunks(doc_id)
+            yield layer, doc_id, list(engine.extract(chunks))
+        return
+    from medkg.construction.workers import EngineRecipe, extract_documents
+    from medkg.stagestate import VOCABULARY
+
+    version = parts.state.version(VOCABULARY) or ""
+    parts.concept_index()  # saved under this version, for the workers to read
+    recipe = EngineRecipe(str(parts.layout.concept_terms), version, cfg)
+    executor = open_executor(spec)
+    if spec.kind == "dask":
+        recipe = recipe.shipped()  # its workers may not share this disk
+    layer_of = dict((doc_id, layer) for layer, doc_id in todo)
+
+    def batches() -> Iterator[list[tuple[str, list[Chunk]]]]:
+        for start in range(0, len(todo), BATCH_DOCUMENTS):
+            with timing.stage("store"):
+                batch = [(doc_id, parts.store.chunks(doc_id))
+                         for _layer, doc_id in todo[start : start + BATCH_DOCUMENTS]]
+            yield batch
+
+    try:
+        for batch in executor.map(extract_documents, recipe, batches()):
+            for doc_id, extraction in batch:
+                yield layer_of[doc_id], doc_id, extraction
+    finally:
+        executor.close()
+
+
+def record_sentences(parts: Components, doc_id: str, layer: Layer,
+                     extraction: list[ChunkExtraction], entities: list[Entity],
+                     triples: list[Triple]) -> None:
+    """The SAC-KG corpus gets the document's sentences that mention an entity,
+    its entities and its candidate triples."""
+    sentences = sorted({(ex.chunk.id, *m.sentence) for ex in extraction
+                        for m in ex.mentions})
+    by_chunk = {ex.chunk.id: ex.chunk for ex in extraction}
+    parts.corpus.replace_document(
+        doc_id, layer, [(c, s, e, by_chunk[c].text[s - by_chunk[c].start:
+                                                  e - by_chunk[c].start])
+                        for c, s, e in sentences], entities, triples)
 
 
 def verify(parts: Components, entities: list[Entity], triples: list[Triple]

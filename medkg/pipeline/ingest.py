@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medkg import timing
 from medkg.errors import DocumentError, WorkspaceError
 from medkg.model import Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
@@ -60,20 +61,28 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
         progress("ingest", i, len(files))
         try:
             cfg = parts.settings.ingest
-            documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
-                                       max_document_chars=cfg.max_document_chars)
+            with timing.stage("read"):
+                documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
+                                           max_document_chars=cfg.max_document_chars)
         except DocumentError as exc:
             report.failed[str(path)] = str(exc)
             continue
         for doc in documents:
-            if doc.id in pending or (store.has_document(doc.id)
-                                     and STAGE_INGESTED in store.stages(doc.id)):
+            with timing.stage("store"):
+                known = doc.id in pending or (store.has_document(doc.id)
+                                              and STAGE_INGESTED in store.stages(doc.id))
+            if known:
                 report.skipped += 1  # already here, or a second copy in this batch
                 continue
-            chunks = chunk_document(doc, embedder, parts.settings.ingest)
-            store.add_document(doc, chunks)
-            index.upsert([c.id for c in chunks], embedder.embed([c.text for c in chunks]))
-            parts.lexical.upsert((c.id, c.text) for c in chunks)
+            with timing.stage("chunk"):
+                chunks = chunk_document(doc, embedder, parts.settings.ingest)
+            with timing.stage("store"):
+                store.add_document(doc, chunks)
+            with timing.stage("chunk vectors"):
+                vectors = embedder.embed([c.text for c in chunks])
+            with timing.stage("index"):
+                index.upsert([c.id for c in chunks], vectors)
+                parts.lexical.upsert((c.id, c.text) for c in chunks)
             pending.append(doc.id)
             report.documents += 1
             report.chunks += len(chunks)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from medkg import timing
 from medkg.model import Entity, Layer, Link, LinkKind
 from medkg.pipeline.context import BuildContext
 from medkg.pipeline.state import Progress, fingerprint
@@ -33,33 +34,42 @@ def run(ctx: BuildContext) -> None:
 
 
 def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:
+    from medkg.files import user_cache_dir
+    from medkg.linking.concept_vectors import all_concept_vectors
     from medkg.linking.linker import embed_entities, link_definitions, link_references
 
     progress("link", 0, 1)
-    store, embedder = parts.store, parts.embedder
-    user = store.entities(Layer.USER)
-    literature = store.entities(Layer.LITERATURE)
+    store, embedder, cfg = parts.store, parts.embedder, parts.settings.linking
+    with timing.stage("store"):
+        user = store.entities(Layer.USER)
+        literature = store.entities(Layer.LITERATURE)
     user_vectors = embed_entities(embedder, user)
     lit_vectors = embed_entities(embedder, literature)
     index = parts.index("entities")
     index.upsert([e.id for e in user], user_vectors)
     index.upsert([e.id for e in literature], lit_vectors)
     index.save()
-    cfg = parts.settings.linking
     by_id = {c.id: c for c in concepts.concepts()}
     entities = [*user, *literature]
     # Normalised entities need only their own concepts' vectors; entities without
     # a concept are matched against every concept, which then all need vectors.
-    wanted = (by_id if any(not e.concept_ids for e in entities)
-              else [cid for e in entities for cid in e.concept_ids])
-    concept_vectors = embed_concepts(parts, wanted, concepts, progress)
+    with timing.stage("concept vectors"):
+        if any(not e.concept_ids for e in entities):
+            concept_vectors = all_concept_vectors(
+                list(by_id.values()), embedder, user_cache_dir() / "concept-vectors",
+                cfg.ann_threshold, progress)
+        else:
+            concept_vectors = embed_concepts(
+                parts, [cid for e in entities for cid in e.concept_ids], concepts, progress)
     links = link_references(user, user_vectors, literature, index, cfg)
     links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg)
     links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg)
     if cfg.resolution:
-        links += _resolve(parts, Layer.USER, user, user_vectors, index)
-        links += _resolve(parts, Layer.LITERATURE, literature, lit_vectors, index)
-    store.add_links(links)
+        with timing.stage("resolve"):
+            links += _resolve(parts, Layer.USER, user, user_vectors, index)
+            links += _resolve(parts, Layer.LITERATURE, literature, lit_vectors, index)
+    with timing.stage("store"):
+        store.add_links(links)
     progress("link", 1, 1)
     return len(links)
 

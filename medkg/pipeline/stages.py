@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from medkg import timing
 from medkg.config import Settings
 from medkg.pipeline import extract, grow, link, review, summarise
 from medkg.pipeline.context import BuildContext, BuildReport
@@ -42,12 +43,15 @@ def build(parts: Components, progress: Progress = no_progress,
           skip: frozenset[str] = frozenset()) -> BuildReport:
     """Run every build stage in order (those named in ``skip`` excepted), after
     bringing derived data in line with the graph."""
-    reconcile(parts)
+    with timing.stage("reconcile"):
+        reconcile(parts)
     ctx = BuildContext(parts, parts.concept_index(), progress, BuildReport())
     for stage in BUILD_STAGES:
         if stage.name not in skip and stage.when(parts.settings):
-            stage.run(ctx)
-    counts = parts.store.counts()
+            with timing.stage(stage.name):
+                stage.run(ctx)
+    with timing.stage("store"):
+        counts = parts.store.counts()
     ctx.report.links = counts.links
     ctx.report.entities = counts.entities
     ctx.report.triples = counts.triples

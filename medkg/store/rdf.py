@@ -356,6 +356,11 @@ class RDFGraphStore(RDFReader):
         return len(moves)
 
     def close(self) -> None:
+        inner = getattr(self._ds.store, "_inner", None) if self.backend == "oxigraph" else None
+        if inner is not None:
+            # Written data goes from RocksDB's log into its tables now: otherwise the
+            # next open replays the log, 38 s after a 600k-quad vocabulary load.
+            inner.flush()
         self._ds.close()
 
 

@@ -1,0 +1,265 @@
+"""Where a build's time goes: ingest + build of N real documents, per stage, with
+the sentence-embedding floor and (optionally) an older checkout in the same run.
+
+    python benchmarks/bench_build.py                           # 500 BC5CDR dev abstracts
+    python benchmarks/bench_build.py --baseline-src /tmp/old   # + that checkout, same data
+    python benchmarks/bench_build.py --corpus medquad --docs 10000
+
+Every arm runs in its own subprocess (its own peak RSS) in a workspace with the
+default vocabulary already loaded and its concept vectors already made (the
+vectors come from a cache of concept texts made once per run, or from
+``--concept-cache``), then times ``ingest`` and ``build``. The floor is the time
+to embed each sentence of the corpus once with the same model (an empty
+cache). Corpora come from ``../shared/data``; without it the script says so
+and stops.
+
+Columns of the per-stage table: a stage's own seconds (nested stages
+excluded: ``embed`` is every call of the sentence encoder, wherever it came
+from), its share of the wall time, calls, texts embedded on its behalf and the
+encoding seconds they took, and the process's peak RSS when the stage last
+ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+CORPORA = {
+    "bc5cdr-dev": DATA / "eval" / "bc5cdr" / "CDR_DevelopmentSet.PubTator.txt",
+    "bc5cdr-train": DATA / "eval" / "bc5cdr" / "CDR_TrainingSet.PubTator.txt",
+    "medquad": DATA / "corpora" / "medquad" / "medquad_answered.jsonl.gz",
+    "openstax": DATA / "corpora" / "openstax_nursing" / "modules_plaintext.jsonl",
+}
+
+
+def write_corpus(name: str, docs: int, out: Path) -> int:
+    """The corpus as one JSONL file of documents under ``out``; returns how many."""
+    source = CORPORA[name]
+    if not source.exists():
+        sys.exit(f"skip: {source} not found (the ../shared checkout is absent)")
+    records: list[dict[str, str]] = []
+    if name.startswith("bc5cdr"):
+        sys.path.insert(0, str(REPO))
+        from medkg.evaluation.pubtator import read_pubtator
+
+        for pub in read_pubtator(source):
+            records.append({"id": pub.pmid, "title": pub.title, "text": pub.text})
+    elif name == "medquad":
+        with gzip.open(source, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                text = " ".join(row["answer"].split())
+                if len(text) > 200:
+                    records.append({"id": row["qid"], "title": row["question"], "text": text})
+    else:
+        for line in source.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            records.append({"id": row["module"], "title": row["title"], "text": row["text"]})
+    records = records[:docs]
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "documents.jsonl").open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+    return len(records)
+
+
+def concept_cache(out: Path, seed: Path | None) -> Path:
+    """An embedding cache holding the default vocabulary's concept vectors only
+    (so no arm gets document vectors for free); made once, from ``seed`` where
+    it has them."""
+    target = out / "concept-cache.sqlite"
+    if target.exists():
+        return target
+    from medkg.config import EmbeddingConfig
+    from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+    from medkg.linking.linker import concept_content
+    from medkg.ontology.loaders import load_default
+
+    texts = [concept_content(c) for c in load_default().concepts]
+    partial = out / "concept-cache.partial.sqlite"
+    partial.unlink(missing_ok=True)
+    embedder = CachedEmbedder(SentenceTransformerEmbedder(EmbeddingConfig()), partial)
+    if seed is not None and seed.exists():
+        keys = {embedder._key(t) for t in texts}
+        with sqlite3.connect(seed) as src:
+            rows = [r for r in src.execute("SELECT key, v FROM vec") if r[0] in keys]
+        with embedder._db:
+            embedder._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
+    for start in range(0, len(texts), 2048):
+        embedder.embed(texts[start : start + 2048])
+    embedder.close()
+    partial.rename(target)
+    return target
+
+
+def run_arm(corpus: Path, workdir: Path, cache: Path) -> dict[str, object]:
+    """One arm in this process (whichever medkg is on sys.path)."""
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    try:
+        from medkg import timing
+    except ImportError:  # an older checkout: totals only
+        timing = None  # type: ignore[assignment]
+    ws_path = workdir / "ws"
+    shutil.rmtree(ws_path, ignore_errors=True)
+    ws = Workspace.create(ws_path)
+    seeded = ws_path / "cache" / "embeddings.sqlite"
+    seeded.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cache, seeded)
+    start = time.perf_counter()
+    ws.load_vocabulary(None)
+    vocab_s = time.perf_counter() - start
+    try:  # a checkout that keeps the vocabulary's concept vectors per machine: make them
+        from medkg.files import user_cache_dir
+        from medkg.linking.concept_vectors import all_concept_vectors
+    except ImportError:
+        pass
+    else:
+        all_concept_vectors(ws.parts.concept_index().concepts(), ws.parts.embedder,
+                            user_cache_dir() / "concept-vectors",
+                            ws.settings.linking.ann_threshold)
+    ws.close()
+    ws = Workspace.open(ws_path)
+    result: dict[str, object] = {"vocab_s": vocab_s}
+    clock_cm = timing.recording() if timing is not None else None
+    clock = clock_cm.__enter__() if clock_cm is not None else None
+    start = time.perf_counter()
+    ingested = ws.ingest([corpus], Layer.LITERATURE)
+    ingest_s = time.perf_counter() - start
+    built = ws.build()
+    total_s = time.perf_counter() - start
+    if clock_cm is not None:
+        clock_cm.__exit__(None, None, None)
+    counts = ws.store.counts()
+    ws.close()
+    result.update({
+        "documents": ingested.documents, "chunks": ingested.chunks,
+        "failed": len(ingested.failed), "entities": built.entities,
+        "triples": built.triples, "links": built.links, "quads": counts.quads,
+        "ingest_s": ingest_s, "build_s": total_s - ingest_s, "total_s": total_s,
+        "peak_rss_mb": _peak_rss_mb(),
+        "workspace_mb": sum(p.stat().st_size for p in ws_path.rglob("*") if p.is_file())
+        / 2**20,
+    })
+    if clock is not None and timing is not None:
+        result["table"] = timing.table(clock, total_s)
+        result["embedded"] = sum(r.texts_embedded for r in clock.stages.values())
+    return result
+
+
+def run_floor(corpus: Path) -> dict[str, object]:
+    """Embed each sentence of the corpus once with the same model, no cache."""
+    from medkg.config import EmbeddingConfig
+    from medkg.linking.embeddings import SentenceTransformerEmbedder
+    from medkg.text import sentence_spans
+
+    sentences: list[str] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        text = json.loads(line)["text"]
+        sentences.extend(text[s:e] for s, e in sentence_spans(text))
+    embedder = SentenceTransformerEmbedder(EmbeddingConfig())
+    embedder.embed(["warm up"])
+    start = time.perf_counter()
+    embedder.embed(sentences)
+    return {"sentences": len(sentences), "floor_s": time.perf_counter() - start,
+            "peak_rss_mb": _peak_rss_mb()}
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1",
+           "XDG_CACHE_HOME": str(args.out / "xdg-cache")}
+    command = [sys.executable, __file__, "--arm", arm, "--corpus-file", str(args.corpus_file),
+               "--workdir", str(args.out / arm)]
+    if cache is not None:
+        command += ["--concept-cache", str(cache)]
+    done = subprocess.run(command, env=env, cwd=src, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"arm {arm} failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="bc5cdr-dev")
+    parser.add_argument("--docs", type=int, default=500)
+    parser.add_argument("--baseline-src", type=Path,
+                        help="another checkout of medkg to run first on the same data")
+    parser.add_argument("--concept-cache", type=Path,
+                        help="an embeddings.sqlite with the default vocabulary's concept "
+                        "vectors (kept under --out otherwise; the first run makes it)")
+    parser.add_argument("--seed-cache", type=Path,
+                        help="any embeddings.sqlite to take concept vectors from")
+    parser.add_argument("--out", type=Path, help="where workspaces and caches go "
+                        "(default: a temporary directory)")
+    parser.add_argument("--no-floor", action="store_true")
+    parser.add_argument("--arm", help=argparse.SUPPRESS)
+    parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.arm == "floor":
+        print(json.dumps(run_floor(args.corpus_file)))
+        return
+    if args.arm:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.concept_cache)))
+        return
+    keep = args.out is not None
+    args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-build-"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    docs = write_corpus(args.corpus, args.docs, args.out / "corpus")
+    args.corpus_file = args.out / "corpus" / "documents.jsonl"
+    sys.path.insert(0, str(REPO))
+    cache = args.concept_cache or concept_cache(args.out, args.seed_cache)
+    arms: dict[str, dict[str, object]] = {}
+    if args.baseline_src:
+        arms["before"] = _child("before", args.baseline_src.resolve(), args, cache)
+    arms["now"] = _child("now", REPO, args, cache)
+    floor = None if args.no_floor else _child("floor", REPO, args, None)
+    print(f"corpus: {args.corpus}, {docs} documents; default vocabulary loaded, "
+          "its concept vectors cached")
+    keys = ["documents", "chunks", "entities", "triples", "links", "quads", "ingest_s",
+            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "vocab_s"]
+    print(f"| {'measure':<14} | " + " | ".join(f"{a:>10}" for a in arms) + " |")
+    print("|---|" + "---:|" * len(arms))
+    for key in keys:
+        cells = []
+        for arm in arms.values():
+            value = arm.get(key)
+            cells.append(f"{value:>10.1f}" if isinstance(value, float) else f"{value!s:>10}")
+        print(f"| {key:<14} | " + " | ".join(cells) + " |")
+    if floor is not None:
+        floor_s = float(floor["floor_s"])  # type: ignore[arg-type]
+        print(f"\nfloor: {floor['sentences']} sentences embedded once in {floor_s:.1f} s")
+        for name, arm in arms.items():
+            print(f"{name}: total {arm['total_s']:.1f} s = "
+                  f"{float(arm['total_s']) / floor_s:.1f}x the floor")  # type: ignore[arg-type]
+    for name, arm in arms.items():
+        if "table" in arm:
+            print(f"\nper stage ({name}; {arm.get('embedded')} texts embedded):")
+            print(arm["table"])
+    if not keep:
+        shutil.rmtree(args.out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Extraction on worker processes and on a Dask cluster gives the graph a build
+in one process gives; bad executor settings are clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from medkg.errors import ConfigError
+from medkg.model import Layer
+from medkg.pipeline.executors import ExecutorSpec, parse_executor
+from tests.conftest import EXAMPLES, SEED_OBO
+
+
+def test_parse_executor() -> None:
+    assert parse_executor("local", 10_000, 200) == ExecutorSpec("local")
+    assert parse_executor("processes:3", 1, 200) == ExecutorSpec("processes", 3)
+    assert parse_executor("dask://10.0.0.5:8786", 1, 200) == ExecutorSpec(
+        "dask", address="tcp://10.0.0.5:8786")
+    assert parse_executor("auto", 10, 200) == ExecutorSpec("local")  # too few to pay workers
+    for bad in ("processes:0", "processes:two", "ray://host:1", "dask://", ""):
+        with pytest.raises(ConfigError):
+            parse_executor(bad, 1, 200)
+
+
+def _graph(root: Path, executor: str) -> tuple[set[str], set[str], set[tuple[str, str, str]]]:
+    from medkg.workspace import Workspace
+
+    with Workspace.create(root) as ws:
+        ws.settings.extraction.executor = executor
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([EXAMPLES / "literature"], Layer.LITERATURE)
+        ws.ingest([EXAMPLES / "user"], Layer.USER)
+        report = ws.build()
+        assert report.documents > 0
+        triples = {t.id for layer in (Layer.USER, Layer.LITERATURE)
+                   for t in ws.store.iter_triples(layer)}
+        links = {(x.source, x.kind.value, x.target) for x in ws.store.iter_links()}
+        return ws.store.entity_ids(), triples, links
+
+
+@pytest.fixture(scope="module")
+def local_graph(tmp_path_factory: pytest.TempPathFactory
+                ) -> tuple[set[str], set[str], set[tuple[str, str, str]]]:
+    return _graph(tmp_path_factory.mktemp("local") / "ws", "local")
+
+
+def test_worker_processes_build_the_same_graph(
+        tmp_path: Path, local_graph: tuple[set[str], set[str], set[tuple[str, str, str]]]
+) -> None:
+    entities, triples, links = _graph(tmp_path / "ws", "processes:2")
+    assert entities and triples
+    assert (entities, triples, links) == local_graph
+
+
+def test_dask_cluster_builds_the_same_graph(
+        tmp_path: Path, local_graph: tuple[set[str], set[str], set[tuple[str, str, str]]]
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address.removeprefix("tcp://")
+        assert _graph(tmp_path / "ws", f"dask://{address}") == local_graph
+
+
+def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
+        _graph(tmp_path / "ws", "dask://127.0.0.1:9")
