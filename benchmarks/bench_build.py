@@ -3,12 +3,16 @@ the sentence-embedding floor and (optionally) an older checkout in the same run.
 
     python benchmarks/bench_build.py                           # 500 BC5CDR dev abstracts
     python benchmarks/bench_build.py --baseline-src /tmp/old   # + that checkout, same data
-    python benchmarks/bench_build.py --corpus medquad --docs 10000
+    python benchmarks/bench_build.py --corpus medquad --docs 10000 --no-floor
+    python benchmarks/bench_build.py --variant \
+        one-process:MEDKG_EXTRACTION__EXECUTOR=local   # + an arm with other settings
 
-Every arm runs in its own subprocess (its own peak RSS) in a workspace with the
-default vocabulary already loaded and its concept vectors already made (the
-vectors come from a cache of concept texts made once per run, or from
-``--concept-cache``), then times ``ingest`` and ``build``. The floor is the time
+Every arm runs in its own subprocess (its own peak RSS) on a copy of one
+template workspace with the default vocabulary already loaded and its concept
+vectors already made (from a cache of concept texts made once, or
+``--concept-cache``; a checkout that keeps them per machine makes its shared
+set in the template step), then times ``ingest`` and ``build``. The template
+is made by this checkout; an older one reads the same workspace format. The floor is the time
 to embed each sentence of the corpus once with the same model (an empty
 cache). Corpora come from ``../shared/data``; without it the script says so
 and stops.
@@ -104,15 +108,12 @@ def concept_cache(out: Path, seed: Path | None) -> Path:
     return target
 
 
-def run_arm(corpus: Path, workdir: Path, cache: Path) -> dict[str, object]:
-    """One arm in this process (whichever medkg is on sys.path)."""
-    from medkg.model import Layer
+def make_template(workdir: Path, cache: Path) -> dict[str, object]:
+    """A closed workspace with the default vocabulary loaded (and, for a checkout
+    that keeps them per machine, all concept vectors made): every arm starts
+    from a copy of it."""
     from medkg.workspace import Workspace
 
-    try:
-        from medkg import timing
-    except ImportError:  # an older checkout: totals only
-        timing = None  # type: ignore[assignment]
     ws_path = workdir / "ws"
     shutil.rmtree(ws_path, ignore_errors=True)
     ws = Workspace.create(ws_path)
@@ -122,7 +123,7 @@ def run_arm(corpus: Path, workdir: Path, cache: Path) -> dict[str, object]:
     start = time.perf_counter()
     ws.load_vocabulary(None)
     vocab_s = time.perf_counter() - start
-    try:  # a checkout that keeps the vocabulary's concept vectors per machine: make them
+    try:
         from medkg.files import user_cache_dir
         from medkg.linking.concept_vectors import all_concept_vectors
     except ImportError:
@@ -132,8 +133,25 @@ def run_arm(corpus: Path, workdir: Path, cache: Path) -> dict[str, object]:
                             user_cache_dir() / "concept-vectors",
                             ws.settings.linking.ann_threshold)
     ws.close()
+    (workdir / "done").write_text("template complete\n", encoding="utf-8")
+    return {"vocab_s": vocab_s}
+
+
+def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
+    """One arm in this process (whichever medkg is on sys.path), from a copy of
+    the template workspace."""
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    try:
+        from medkg import timing
+    except ImportError:  # an older checkout: totals only
+        timing = None  # type: ignore[assignment]
+    ws_path = workdir / "ws"
+    shutil.rmtree(ws_path, ignore_errors=True)
+    shutil.copytree(template / "ws", ws_path)
     ws = Workspace.open(ws_path)
-    result: dict[str, object] = {"vocab_s": vocab_s}
+    result: dict[str, object] = {}
     clock_cm = timing.recording() if timing is not None else None
     clock = clock_cm.__enter__() if clock_cm is not None else None
     start = time.perf_counter()
@@ -153,6 +171,8 @@ def run_arm(corpus: Path, workdir: Path, cache: Path) -> dict[str, object]:
         "peak_rss_mb": _peak_rss_mb(),
         "workspace_mb": sum(p.stat().st_size for p in ws_path.rglob("*") if p.is_file())
         / 2**20,
+        "graph_mb": sum(p.stat().st_size for p in (ws_path / "graph").rglob("*")
+                        if p.is_file()) / 2**20,
     })
     if clock is not None and timing is not None:
         result["table"] = timing.table(clock, total_s)
@@ -184,13 +204,15 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None) -> dict[str, object]:
+def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None,
+           settings: dict[str, str] | None = None) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1",
-           "XDG_CACHE_HOME": str(args.out / "xdg-cache")}
+           "XDG_CACHE_HOME": str(args.out / "xdg-cache"), **(settings or {})}
     command = [sys.executable, __file__, "--arm", arm, "--corpus-file", str(args.corpus_file),
-               "--workdir", str(args.out / arm)]
+               "--workdir", str(args.out / arm), "--out", str(args.out)]
     if cache is not None:
         command += ["--concept-cache", str(cache)]
+
     done = subprocess.run(command, env=env, cwd=src, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"arm {arm} failed:\n{done.stderr[-4000:]}")
@@ -211,6 +233,9 @@ def main() -> None:
                         help="any embeddings.sqlite to take concept vectors from")
     parser.add_argument("--out", type=Path, help="where workspaces and caches go "
                         "(default: a temporary directory)")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="one more arm of this checkout with settings from the "
+                        "environment: NAME:MEDKG_SECTION__KEY=VALUE[,...] (repeatable)")
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--arm", help=argparse.SUPPRESS)
     parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
@@ -219,9 +244,13 @@ def main() -> None:
     if args.arm == "floor":
         print(json.dumps(run_floor(args.corpus_file)))
         return
+    if args.arm == "template":
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        print(json.dumps(make_template(args.workdir, args.concept_cache)))
+        return
     if args.arm:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.concept_cache)))
+        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.out / "template")))
         return
     keep = args.out is not None
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-build-"))
@@ -230,15 +259,23 @@ def main() -> None:
     args.corpus_file = args.out / "corpus" / "documents.jsonl"
     sys.path.insert(0, str(REPO))
     cache = args.concept_cache or concept_cache(args.out, args.seed_cache)
+    if not (args.out / "template" / "done").exists():
+        made = _child("template", REPO, args, cache)
+        print(f"template workspace: default vocabulary loaded in {made['vocab_s']:.0f} s",
+              flush=True)
     arms: dict[str, dict[str, object]] = {}
     if args.baseline_src:
         arms["before"] = _child("before", args.baseline_src.resolve(), args, cache)
     arms["now"] = _child("now", REPO, args, cache)
+    for variant in args.variant:
+        name, _, assignments = variant.partition(":")
+        settings = dict(a.split("=", 1) for a in assignments.split(",") if a)
+        arms[name] = _child(name, REPO, args, cache, settings)
     floor = None if args.no_floor else _child("floor", REPO, args, None)
     print(f"corpus: {args.corpus}, {docs} documents; default vocabulary loaded, "
           "its concept vectors cached")
     keys = ["documents", "chunks", "entities", "triples", "links", "quads", "ingest_s",
-            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "vocab_s"]
+            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "graph_mb"]
     print(f"| {'measure':<14} | " + " | ".join(f"{a:>10}" for a in arms) + " |")
     print("|---|" + "---:|" * len(arms))
     for key in keys:

@@ -43,6 +43,10 @@ class IngestConfig(Section):
     )
     breakpoint_percentile: float = Field(90.0, gt=0, lt=100)
     window_sentences: int = Field(3, ge=1)
+    chunk_vectors: Literal["encoded", "derived"] = Field(
+        "encoded", description="'encoded': each chunk's text goes through the embedding "
+        "model; 'derived': a chunk's vector is the mean of its sentences' vectors (each "
+        "sentence encoded once, as semantic chunking needs anyway)")
 
 
 class EmbeddingConfig(Section):

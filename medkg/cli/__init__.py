@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -106,14 +107,22 @@ def build(
     levels: Annotated[int | None, typer.Option(
         min=0, help="grow the graph with the SAC-KG loop this many levels from the seeds "
         "(construction.seeds); 0 keeps every relation the extractor finds")] = None,
+    executor: Annotated[str | None, typer.Option(
+        help="where the builtin extraction runs: local, processes[:N], dask://HOST:PORT "
+        "or auto (extraction.executor)")] = None,
+    profile: Annotated[bool, typer.Option(
+        "--profile", help="print where the time went, stage by stage")] = False,
 ) -> None:
     """Extract entities and triples from new documents and link the three layers."""
+    from medkg import timing
     from medkg.workspace import Workspace
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         _run(lambda: apply_llm_option(ws.settings, llm))
         if levels is not None:
             ws.settings.construction.levels = levels
+        if executor is not None:
+            ws.settings.extraction.executor = executor
         if dry_run:
             if not build_uses_llm(ws.settings):
                 console.print("the builtin engine makes no LLM calls: nothing to estimate "
@@ -126,13 +135,17 @@ def build(
             return
         uses_llm = build_uses_llm(ws.settings)
         before = ws.ledger.failure_count("extract") if uses_llm else 0
-        with _progress() as progress:
+        started = time.perf_counter()
+        with timing.recording() as clock, _progress() as progress:
             report = _run(lambda: ws.build(progress))
+        wall = time.perf_counter() - started
         failures = ws.ledger.failure_count("extract") - before if uses_llm else 0
     console.print(
         f"built {report.documents} new document(s); the graph has {report.entities} entities, "
         f"{report.triples} triples and {report.links} cross-layer links"
     )
+    if profile:
+        out.print(timing.table(clock, wall), markup=False, highlight=False)
     if report.levels:
         table = Table("level", "heads", "generated", "rejected (by error)", "corrected",
                       "dropped", "kept", "grown", "pruned", title="SAC-KG loop")

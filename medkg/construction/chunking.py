@@ -1,34 +1,29 @@
-"""Chunking: semantic chunks (langchain-experimental SemanticChunker over our
-embedder) with sentence windows for short documents and over-long chunks.
+"""Chunking: semantic chunks (a break where the meaning of neighbouring
+sentences moves most) with sentence windows for short documents and
+over-long chunks.
 
 Every chunk is a contiguous span of the document: ``chunk.text ==
 document.text[chunk.start:chunk.end]``.
+
+The semantic rule is LangChain's ``SemanticChunker`` with a percentile
+threshold (Kamradt's method): each sentence together with its neighbours is
+compared with the next such window, and the distances above the given
+percentile are the breaks. LangChain encodes every three-sentence window as a
+new text (three times the floor of encoding each sentence once); here each
+sentence is encoded once and a window's vector is the normalised sum of its
+sentences' vectors. The same sentence vectors give the chunk vectors when
+``ingest.chunk_vectors`` is ``derived`` (the normalised mean of the chunk's
+sentences); ``encoded`` encodes each chunk's text as well.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import numpy as np
 
 from medkg.config import IngestConfig
-from medkg.linking.embeddings import Embedder
+from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import Chunk, Document
-from medkg.text import SENTENCE_BREAK, sentence_spans, split_pieces
-
-if TYPE_CHECKING:
-    from langchain_core.embeddings import Embeddings
-
-
-def _langchain_embeddings(embedder: Embedder) -> Embeddings:
-    from langchain_core.embeddings import Embeddings
-
-    class _Adapter(Embeddings):
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return [list(map(float, v)) for v in embedder.embed(texts)]
-
-        def embed_query(self, text: str) -> list[float]:
-            return list(map(float, embedder.embed([text])[0]))
-
-    return _Adapter()
+from medkg.text import sentence_spans
 
 
 def _windows(
@@ -63,40 +58,47 @@ def _cap(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[tuple[
     return out
 
 
-def _semantic_spans(
-    text: str, embedder: Embedder, config: IngestConfig
-) -> list[tuple[int, int]]:
-    from langchain_experimental.text_splitter import SemanticChunker
-
-    splitter = SemanticChunker(
-        _langchain_embeddings(embedder),
-        breakpoint_threshold_type="percentile",
-        breakpoint_threshold_amount=config.breakpoint_percentile,
-        sentence_split_regex=SENTENCE_BREAK,
-    )
-    pieces = split_pieces(text)
-    spans: list[tuple[int, int]] = []
-    cursor = 0
-    for chunk_text in splitter.split_text(text):
-        # The chunker joins our pieces with single spaces: consume pieces until equal.
-        first = cursor
-        joined = text[pieces[cursor][0] : pieces[cursor][1]]
-        cursor += 1
-        while joined != chunk_text and cursor < len(pieces):
-            joined += " " + text[pieces[cursor][0] : pieces[cursor][1]]
-            cursor += 1
-        if joined != chunk_text:
-            raise RuntimeError("semantic chunk does not align with the document's sentences")
-        spans.append((pieces[first][0], pieces[cursor - 1][1]))
-    return spans
+def _unit_rows(matrix: Matrix) -> Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.asarray(matrix / np.where(norms == 0, 1, norms), dtype=np.float32)
 
 
-def chunk_document(document: Document, embedder: Embedder, config: IngestConfig) -> list[Chunk]:
-    """Split a document into chunks that cover all its sentences, in order."""
+def semantic_breaks(vectors: Matrix, percentile: float) -> list[int]:
+    """Indices ``i`` after which a chunk ends: where the window of sentences
+    ``i-1..i+1`` is farther than the ``percentile``-th distance from the window
+    ``i..i+2`` (each window the normalised sum of its sentences' vectors)."""
+    if len(vectors) < 2:
+        return []
+    windows = vectors.astype(np.float32).copy()
+    windows[1:] += vectors[:-1]
+    windows[:-1] += vectors[1:]
+    windows = _unit_rows(windows)
+    distances = 1.0 - np.sum(windows[:-1] * windows[1:], axis=1)
+    threshold = float(np.percentile(distances, percentile))
+    return [i for i, d in enumerate(distances) if d > threshold]
+
+
+def _groups(sentences: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    first = 0
+    for i in [*breaks, len(sentences) - 1]:
+        out.append((sentences[first][0], sentences[i][1]))
+        first = i + 1
+    return out
+
+
+def chunk_and_embed(document: Document, embedder: Embedder, config: IngestConfig
+                    ) -> tuple[list[Chunk], Matrix]:
+    """Split a document into chunks that cover all its sentences, in order, and
+    give each its vector; each sentence is encoded once at most."""
     text = document.text
     sentences = _cap(text, sentence_spans(text), config.chunk_max_chars)
-    if config.chunker == "semantic" and len(sentences) >= config.semantic_min_sentences:
-        coarse = _semantic_spans(text, embedder, config)
+    semantic = config.chunker == "semantic" and len(sentences) >= config.semantic_min_sentences
+    derived = config.chunk_vectors == "derived"
+    vectors = (embedder.embed([text[s:e] for s, e in sentences]) if semantic or derived
+               else None)
+    if semantic and vectors is not None:
+        coarse = _groups(sentences, semantic_breaks(vectors, config.breakpoint_percentile))
     else:
         coarse = _windows(sentences, config.window_sentences, config.chunk_max_chars)
     spans: list[tuple[int, int]] = []
@@ -108,4 +110,17 @@ def chunk_document(document: Document, embedder: Embedder, config: IngestConfig)
             spans.extend(_windows(inner, len(inner), config.chunk_max_chars))
         else:
             spans.append((inner[0][0], inner[-1][1]))
-    return [Chunk.create(document, i, s, e) for i, (s, e) in enumerate(spans)]
+    chunks = [Chunk.create(document, i, s, e) for i, (s, e) in enumerate(spans)]
+    if not derived or vectors is None:
+        return chunks, embedder.embed([c.text for c in chunks])
+    rows = []
+    for chunk in chunks:
+        members = [i for i, (s, e) in enumerate(sentences) if s < chunk.end and e > chunk.start]
+        rows.append(vectors[members].sum(axis=0) if members
+                    else embedder.embed([chunk.text])[0])
+    return chunks, _unit_rows(np.stack(rows)) if rows else embedder.embed([])
+
+
+def chunk_document(document: Document, embedder: Embedder, config: IngestConfig) -> list[Chunk]:
+    """Split a document into chunks that cover all its sentences, in order."""
+    return chunk_and_embed(document, embedder, config)[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,11 @@ if TYPE_CHECKING:
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.loaders import VocabularyLoad
 
-INDEX_SAVE_EVERY = 25
+# Documents are marked ingested in groups, after the chunk vectors are saved:
+# at least this many, and this many seconds apart (saving rewrites the index:
+# every 25 documents made ingest quadratic in the corpus).
+COMMIT_DOCUMENTS = 25
+COMMIT_SECONDS = 30.0
 
 
 @dataclass
@@ -44,7 +49,7 @@ def expand(paths: Iterable[Path]) -> list[Path]:
 def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
            progress: Progress = no_progress) -> IngestReport:
     """Read, chunk, store and index documents. Bad files are reported, not fatal."""
-    from medkg.construction.chunking import chunk_document
+    from medkg.construction.chunking import chunk_and_embed
     from medkg.construction.readers import read_documents
 
     if layer is Layer.VOCABULARY:
@@ -56,6 +61,8 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     report = IngestReport()
     files = expand(paths)
     pending: list[str] = []
+    committed = time.monotonic()
+    seen: set[str] = set()  # documents of this call, against a second copy
     index = parts.index("chunks")
     for i, path in enumerate(files):
         progress("ingest", i, len(files))
@@ -69,25 +76,26 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             continue
         for doc in documents:
             with timing.stage("store"):
-                known = doc.id in pending or (store.has_document(doc.id)
-                                              and STAGE_INGESTED in store.stages(doc.id))
+                known = doc.id in seen or (store.has_document(doc.id)
+                                           and STAGE_INGESTED in store.stages(doc.id))
             if known:
                 report.skipped += 1  # already here, or a second copy in this batch
                 continue
             with timing.stage("chunk"):
-                chunks = chunk_document(doc, embedder, parts.settings.ingest)
+                chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
             with timing.stage("store"):
                 store.add_document(doc, chunks)
-            with timing.stage("chunk vectors"):
-                vectors = embedder.embed([c.text for c in chunks])
             with timing.stage("index"):
                 index.upsert([c.id for c in chunks], vectors)
                 parts.lexical.upsert((c.id, c.text) for c in chunks)
             pending.append(doc.id)
+            seen.add(doc.id)
             report.documents += 1
             report.chunks += len(chunks)
-        if len(pending) >= INDEX_SAVE_EVERY:
-            _commit_ingested(parts, index, pending)
+            if len(pending) >= COMMIT_DOCUMENTS and (
+                    time.monotonic() - committed >= COMMIT_SECONDS):
+                _commit_ingested(parts, index, pending)
+                committed = time.monotonic()
     _commit_ingested(parts, index, pending)
     progress("ingest", len(files), len(files))
     return report

@@ -57,3 +57,58 @@ def test_sentence_chunker_groups_sentences(embedder: object) -> None:
     chunks = chunk_document(doc, embedder, config)  # type: ignore[arg-type]
     assert len(chunks) == 4
     assert_well_formed(doc, chunks, config.chunk_max_chars)
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is asked to encode."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim  # type: ignore[attr-defined,no-any-return]
+
+    def embed(self, texts: list[str]) -> object:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)  # type: ignore[attr-defined]
+
+
+def test_semantic_breaks_fall_where_the_topic_changes() -> None:
+    import numpy as np
+
+    from medkg.construction.chunking import semantic_breaks
+
+    a, b = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+    vectors = np.stack([a, a, a, a, b, b, b, b])
+    assert semantic_breaks(vectors, 80.0) == [3]
+    assert semantic_breaks(vectors[:1], 80.0) == []
+
+
+def test_each_sentence_is_encoded_once_and_derived_chunk_vectors_are_their_mean(
+        embedder: object) -> None:
+    import numpy as np
+
+    from medkg.construction.chunking import chunk_and_embed
+
+    text = (EXAMPLES / "literature" / "01-type2-diabetes.md").read_text()
+    doc = doc_of(text)
+    counting = CountingEmbedder(embedder)
+    config = IngestConfig(chunk_vectors="derived")
+    chunks, vectors = chunk_and_embed(doc, counting, config)  # type: ignore[arg-type]
+    sentences = [text[s:e] for s, e in sentence_spans(text)]
+    assert counting.texts == sentences  # the sentences, once each, and nothing else
+    assert vectors.shape == (len(chunks), counting.dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    first = [s for s in sentences if s in chunks[0].text]
+    mean = counting.inner.embed(first).sum(axis=0)  # type: ignore[attr-defined]
+    assert np.allclose(vectors[0], mean / np.linalg.norm(mean), atol=1e-5)
+    counting.texts.clear()
+    encoded, _ = chunk_and_embed(doc, counting, IngestConfig())  # type: ignore[arg-type]
+    assert [c.text for c in encoded] == [c.text for c in chunks]
+    assert counting.texts == sentences + [c.text for c in chunks]
