@@ -140,6 +140,7 @@ def make_template(workdir: Path, cache: Path) -> dict[str, object]:
 def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
     """One arm in this process (whichever medkg is on sys.path), from a copy of
     the template workspace."""
+    from medkg.config import Settings
     from medkg.model import Layer
     from medkg.workspace import Workspace
 
@@ -150,6 +151,7 @@ def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
     ws_path = workdir / "ws"
     shutil.rmtree(ws_path, ignore_errors=True)
     shutil.copytree(template / "ws", ws_path)
+    Settings().save(ws_path / "medkg.toml")  # this checkout's defaults (and settings names)
     ws = Workspace.open(ws_path)
     result: dict[str, object] = {}
     clock_cm = timing.recording() if timing is not None else None

@@ -111,14 +111,26 @@ def chunk_and_embed(document: Document, embedder: Embedder, config: IngestConfig
         else:
             spans.append((inner[0][0], inner[-1][1]))
     chunks = [Chunk.create(document, i, s, e) for i, (s, e) in enumerate(spans)]
-    if not derived or vectors is None:
-        return chunks, embedder.embed([c.text for c in chunks])
+    return chunks, chunk_vectors(text, chunks, embedder, config, sentences, vectors)
+
+
+def chunk_vectors(text: str, chunks: list[Chunk], embedder: Embedder, config: IngestConfig,
+                  sentences: list[tuple[int, int]] | None = None,
+                  sentence_vectors: Matrix | None = None) -> Matrix:
+    """The vectors of a document's chunks, as ``ingest.chunk_vectors`` says:
+    each chunk's text encoded, or the normalised mean of its sentences' vectors
+    (``sentences``/``sentence_vectors`` when the caller has them already)."""
+    if config.chunk_vectors == "encoded" or not chunks:
+        return embedder.embed([c.text for c in chunks])
+    if sentences is None or sentence_vectors is None:
+        sentences = _cap(text, sentence_spans(text), config.chunk_max_chars)
+        sentence_vectors = embedder.embed([text[s:e] for s, e in sentences])
     rows = []
     for chunk in chunks:
         members = [i for i, (s, e) in enumerate(sentences) if s < chunk.end and e > chunk.start]
-        rows.append(vectors[members].sum(axis=0) if members
+        rows.append(sentence_vectors[members].sum(axis=0) if members
                     else embedder.embed([chunk.text])[0])
-    return chunks, _unit_rows(np.stack(rows)) if rows else embedder.embed([])
+    return _unit_rows(np.stack(rows))
 
 
 def chunk_document(document: Document, embedder: Embedder, config: IngestConfig) -> list[Chunk]:

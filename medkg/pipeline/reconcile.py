@@ -49,13 +49,18 @@ def reconcile(parts: Components) -> Reconciled:
     stale = sorted(indexed - chunk_ids)
     chunks.delete(stale)
     out.stale_chunk_vectors = len(stale)
-    missing = []
+    missing = 0
     if chunk_ids - indexed:  # only chunks of documents whose ingest finished
-        missing = [c for _layer, doc_id in documents_done(store, STAGE_INGESTED)
-                   for c in store.chunks(doc_id) if c.id not in indexed]
-    if missing:
-        chunks.upsert([c.id for c in missing], parts.embedder.embed([c.text for c in missing]))
-    out.missing_chunk_vectors = len(missing)
+        from medkg.construction.chunking import chunk_vectors
+
+        for _layer, doc_id in documents_done(store, STAGE_INGESTED):
+            lacking = [c for c in store.chunks(doc_id) if c.id not in indexed]
+            if lacking:
+                text = store.document(doc_id).text
+                chunks.upsert([c.id for c in lacking], chunk_vectors(
+                    text, lacking, parts.embedder, parts.settings.ingest))
+                missing += len(lacking)
+    out.missing_chunk_vectors = missing
     if stale or missing:
         chunks.save()
     lexical = parts.lexical
