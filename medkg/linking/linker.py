@@ -53,9 +53,10 @@ def link_references(
         for cid in e.concept_ids:
             by_concept.setdefault(cid, []).append(e)
     links: list[Link] = []
+    allowed = set(by_id)
     for entity, vector in zip(user, user_vectors, strict=True):
         found: dict[str, Link] = {}
-        hits = dict(literature_index.search(_unit(vector), CANDIDATES, set(by_id)))
+        hits = dict(literature_index.search(_unit(vector), CANDIDATES, allowed))
         for cid in entity.concept_ids:
             for other in by_concept.get(cid, []):
                 score = hits.get(other.id)

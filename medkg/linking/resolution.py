@@ -113,8 +113,9 @@ def resolve(
     expansions = {k.lower(): v.lower() for k, v in (abbreviations or {}).items()}
     clusters = UnionFind()
     scored: dict[frozenset[str], tuple[float, str]] = {}
+    allowed = set(by_id)  # once: a set per entity made resolution quadratic
     for entity, vector in zip(entities, vectors, strict=True):
-        for other_id, cosine in index.search(vector, settings.candidates + 1, set(by_id)):
+        for other_id, cosine in index.search(vector, settings.candidates + 1, allowed):
             other = by_id[other_id]
             pair = frozenset((entity.id, other_id))
             if other_id == entity.id or pair in scored or pair in no:
