@@ -68,3 +68,21 @@ def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
         _graph(tmp_path / "ws", "dask://127.0.0.1:9")
+
+
+def test_cli_build_profile_and_executor(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medkg.cli import app
+
+    runner = CliRunner()
+    ws = tmp_path / "ws"
+    for args in (["init", str(ws)], ["vocab", "load", "-w", str(ws), str(SEED_OBO)],
+                 ["ingest", "-w", str(ws), str(EXAMPLES / "literature" / "05-asthma.md")]):
+        assert runner.invoke(app, args).exit_code == 0
+    bad = runner.invoke(app, ["build", "-w", str(ws), "--executor", "processes:x"])
+    assert bad.exit_code == 1 and "processes:2" in bad.output  # the hint names a valid one
+    done = runner.invoke(app, ["build", "-w", str(ws), "--executor", "local", "--profile"])
+    assert done.exit_code == 0, done.output
+    rows = {line.split()[0] for line in done.output.splitlines() if line.strip()}
+    assert {"stage", "extract", "link", "embed", "store"} <= rows
