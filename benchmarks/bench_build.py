@@ -4,6 +4,7 @@ the sentence-embedding floor and (optionally) an older checkout in the same run.
     python benchmarks/bench_build.py                           # 500 BC5CDR dev abstracts
     python benchmarks/bench_build.py --baseline-src /tmp/old   # + that checkout, same data
     python benchmarks/bench_build.py --corpus medquad --docs 10000 --no-floor
+    python benchmarks/bench_build.py --docs 200 --dask-workers 1 --dask-workers 2
     python benchmarks/bench_build.py --variant \
         one-process:MEDKG_EXTRACTION__EXECUTOR=local   # + an arm with other settings
 
@@ -12,9 +13,10 @@ template workspace with the default vocabulary already loaded and its concept
 vectors already made (from a cache of concept texts made once, or
 ``--concept-cache``; a checkout that keeps them per machine makes its shared
 set in the template step), then times ``ingest`` and ``build``. The template
-is made by this checkout; an older one reads the same workspace format. The floor is the time
-to embed each sentence of the corpus once with the same model (an empty
-cache). Corpora come from ``../shared/data``; without it the script says so
+is made by this checkout; an older one reads the same workspace format. The
+floor is the time to embed each sentence of the corpus once with the same
+model (an empty cache). ``graph_digest`` hashes the ids of every entity,
+statement and link, so arms that built the same graph show the same digest. Corpora come from ``../shared/data``; without it the script says so
 and stops.
 
 Columns of the per-stage table: a stage's own seconds (nested stages
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -164,8 +167,16 @@ def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
     if clock_cm is not None:
         clock_cm.__exit__(None, None, None)
     counts = ws.store.counts()
+    graph = hashlib.sha256()
+    for layer in (Layer.USER, Layer.LITERATURE):
+        for key in sorted([*(t.id for t in ws.store.iter_triples(layer)),
+                           *(e.id for e in ws.store.entities(layer))]):
+            graph.update(key.encode())
+    for key in sorted(f"{x.source} {x.kind.value} {x.target}" for x in ws.store.iter_links()):
+        graph.update(key.encode())
     ws.close()
     result.update({
+        "graph_digest": graph.hexdigest()[:12],
         "documents": ingested.documents, "chunks": ingested.chunks,
         "failed": len(ingested.failed), "entities": built.entities,
         "triples": built.triples, "links": built.links, "quads": counts.quads,
@@ -238,6 +249,10 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[],
                         help="one more arm of this checkout with settings from the "
                         "environment: NAME:MEDKG_SECTION__KEY=VALUE[,...] (repeatable)")
+    parser.add_argument("--dask-workers", type=int, action="append", default=[],
+                        help="one more arm whose extraction runs on a local Dask cluster "
+                        "of this many worker processes (repeatable: --dask-workers 1 "
+                        "--dask-workers 2)")
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--arm", help=argparse.SUPPRESS)
     parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
@@ -269,6 +284,15 @@ def main() -> None:
     if args.baseline_src:
         arms["before"] = _child("before", args.baseline_src.resolve(), args, cache)
     arms["now"] = _child("now", REPO, args, cache)
+    for workers in args.dask_workers:
+        from distributed import LocalCluster
+
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster:
+            address = cluster.scheduler_address.removeprefix("tcp://")
+            arms[f"dask x{workers}"] = _child(
+                f"dask-{workers}", REPO, args, cache,
+                {"MEDKG_EXTRACTION__EXECUTOR": f"dask://{address}"})
     for variant in args.variant:
         name, _, assignments = variant.partition(":")
         settings = dict(a.split("=", 1) for a in assignments.split(",") if a)
@@ -277,7 +301,7 @@ def main() -> None:
     print(f"corpus: {args.corpus}, {docs} documents; default vocabulary loaded, "
           "its concept vectors cached")
     keys = ["documents", "chunks", "entities", "triples", "links", "quads", "ingest_s",
-            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "graph_mb"]
+            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "graph_mb", "graph_digest"]
     print(f"| {'measure':<14} | " + " | ".join(f"{a:>10}" for a in arms) + " |")
     print("|---|" + "---:|" * len(arms))
     for key in keys:
