@@ -16,8 +16,8 @@ set in the template step), then times ``ingest`` and ``build``. The template
 is made by this checkout; an older one reads the same workspace format. The
 floor is the time to embed each sentence of the corpus once with the same
 model (an empty cache). ``graph_digest`` hashes the ids of every entity,
-statement and link, so arms that built the same graph show the same digest. Corpora come from ``../shared/data``; without it the script says so
-and stops.
+statement and link, so arms that built the same graph show the same digest.
+Corpora come from ``../shared/data``; without it the script says so and stops.
 
 Columns of the per-stage table: a stage's own seconds (nested stages
 excluded: ``embed`` is every call of the sentence encoder, wherever it came
