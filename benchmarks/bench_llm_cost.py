@@ -108,7 +108,12 @@ class Proxy:
                             tally.completion_tokens += int(usage.get("completion_tokens", 0))
                 self._send(status, data, kind)
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: object, client_address: object) -> None:
+                if not isinstance(sys.exc_info()[1], BrokenPipeError | ConnectionResetError):
+                    super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+        server = Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return f"http://127.0.0.1:{server.server_address[1]}/v1"
 
@@ -287,8 +292,17 @@ def main() -> None:
                 status = f"stopped after {args.timeout} s"
             rows[system] = (proxy.tallies.get(system, Tally()), time.perf_counter() - start,
                             status)
+            print(f"{system}: {status}; {rows[system][0]}; {rows[system][1]:.0f} s",
+                  file=sys.stderr, flush=True)
     finally:
-        server.stop()
+        _report(docs, ingested, rows)
+        if server.process is not None:
+            server.process.kill()  # it may still be answering a peer that was stopped
+            server.process.wait(timeout=30)
+
+
+def _report(docs: list[tuple[str, str]], ingested: int,
+            rows: dict[str, tuple[Tally, float, str]]) -> None:
     print(f"corpus: examples/literature + examples/user, {len(docs)} documents, "
           f"{ingested} tokens (the model's tokenizer); model: SmolLM2-135M-Instruct")
     print("| system | LLM calls | prompt tokens | completion tokens | tokens per ingested "
