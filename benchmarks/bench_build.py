@@ -48,7 +48,13 @@ CORPORA = {
     "bc5cdr-train": DATA / "eval" / "bc5cdr" / "CDR_TrainingSet.PubTator.txt",
     "medquad": DATA / "corpora" / "medquad" / "medquad_answered.jsonl.gz",
     "openstax": DATA / "corpora" / "openstax_nursing" / "modules_plaintext.jsonl",
+    # every PubMed abstract of the training and dev splits (BC5CDR, BioRED, PubMedQA
+    # contexts), one each by PMID: the largest abstract corpus there is here
+    "abstracts": DATA / "eval",
 }
+ABSTRACT_SOURCES = (Path("bc5cdr/CDR_TrainingSet.PubTator.txt"),
+                    Path("bc5cdr/CDR_DevelopmentSet.PubTator.txt"),
+                    Path("biored/Train.PubTator"), Path("biored/Dev.PubTator"))
 
 
 def write_corpus(name: str, docs: int, out: Path) -> int:
@@ -58,11 +64,16 @@ def write_corpus(name: str, docs: int, out: Path) -> int:
         sys.exit(f"skip: {source} not found (the ../shared checkout is absent)")
     records: list[dict[str, str]] = []
     if name.startswith("bc5cdr"):
-        sys.path.insert(0, str(REPO))
-        from medkg.evaluation.pubtator import read_pubtator
-
-        for pub in read_pubtator(source):
-            records.append({"id": pub.pmid, "title": pub.title, "text": pub.text})
+        records = _pubtator_records([source])
+    elif name == "abstracts":
+        records = _pubtator_records([source / path for path in ABSTRACT_SOURCES])
+        seen = {r["id"] for r in records}
+        pubmedqa = json.loads((source / "pubmedqa" / "pqal_dev.json").read_text("utf-8"))
+        for pmid, row in pubmedqa.items():
+            if pmid not in seen:
+                seen.add(pmid)
+                records.append({"id": pmid, "title": row["QUESTION"],
+                                "text": " ".join(row["CONTEXTS"])})
     elif name == "medquad":
         with gzip.open(source, "rt", encoding="utf-8") as handle:
             for line in handle:
@@ -80,6 +91,20 @@ def write_corpus(name: str, docs: int, out: Path) -> int:
         for record in records:
             handle.write(json.dumps(record) + "\n")
     return len(records)
+
+
+def _pubtator_records(paths: list[Path]) -> list[dict[str, str]]:
+    """Title and abstract of each PubTator document, the first of each PMID."""
+    sys.path.insert(0, str(REPO))
+    from medkg.evaluation.pubtator import read_pubtator
+
+    records, seen = [], set()
+    for path in paths:
+        for pub in read_pubtator(path):
+            if pub.pmid not in seen:
+                seen.add(pub.pmid)
+                records.append({"id": pub.pmid, "title": pub.title, "text": pub.text})
+    return records
 
 
 def concept_cache(out: Path, seed: Path | None) -> Path:
