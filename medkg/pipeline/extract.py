@@ -5,6 +5,7 @@ a hard rule; the SAC-KG corpus gets each document's sentences and candidates."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from medkg import timing
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from medkg.rulehub.verify import Violation
 
 
-BATCH_DOCUMENTS = 8  # documents per task sent to a worker
+BATCH_DOCUMENTS = 8  # documents per task sent to a worker, or per LLM extraction group
 
 
 def run(ctx: BuildContext) -> None:
@@ -68,10 +69,12 @@ def _extracted(ctx: BuildContext, todo: list[tuple[Layer, str]]
     spec = parse_executor(cfg.executor, len(todo), cfg.parallel_min_documents)
     if spec.kind == "local" or cfg.engine != "builtin" or len(ctx.concepts) == 0:
         engine = extractor(parts, ctx.concepts)
-        for layer, doc_id in todo:
+        for group in document_groups(todo, cfg.engine):
             with timing.stage("store"):
-                chunks = parts.store.chunks(doc_id)
-            yield layer, doc_id, list(engine.extract(chunks))
+                chunks = {doc_id: parts.store.chunks(doc_id) for _layer, doc_id in group}
+            extracted = iter(engine.extract([c for doc in chunks.values() for c in doc]))
+            for layer, doc_id in group:  # each document as soon as its chunks are done
+                yield layer, doc_id, list(islice(extracted, len(chunks[doc_id])))
         return
     from medkg.construction.workers import EngineRecipe, extract_documents
     from medkg.stagestate import VOCABULARY
@@ -97,6 +100,16 @@ def _extracted(ctx: BuildContext, todo: list[tuple[Layer, str]]
                 yield layer_of[doc_id], doc_id, extraction
     finally:
         executor.close()
+
+
+def document_groups(todo: list[tuple[Layer, str]], engine: str
+                    ) -> Iterator[list[tuple[Layer, str]]]:
+    """The documents extracted together: one by one for the builtin engine, up to
+    ``BATCH_DOCUMENTS`` for the LLM engine, whose calls take several chunks, so that
+    short documents share calls (``build --dry-run`` counts the same groups)."""
+    size = BATCH_DOCUMENTS if engine == "llm" else 1
+    for start in range(0, len(todo), size):
+        yield todo[start : start + size]
 
 
 def record_sentences(parts: Components, doc_id: str, layer: Layer,

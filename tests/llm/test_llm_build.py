@@ -40,7 +40,7 @@ def test_build_with_the_gguf_engine(model_path: Path, tmp_path: Path) -> None:
         failures = ws.ledger.failures()
     assert report.documents == 1
     assert set(stages) == {"extract", "tag_summary"}
-    assert stages["extract"].calls == stages["tag_summary"].calls  # one of each per chunk
+    assert stages["extract"].calls == stages["tag_summary"].calls  # one of each per pack
     summary = stages["extract"].model_copy(update={
         k: getattr(stages["extract"], k) + getattr(stages["tag_summary"], k)
         for k in ("calls", "prompt_tokens", "completion_tokens", "first_parsed", "repaired",
@@ -92,6 +92,9 @@ def _gguf_workspace(root: Path, model_path: Path) -> None:
         ws.load_vocabulary(SEED_OBO)
         ws.ingest([EXAMPLES / "user" / n for n in CRASH_NOTES], Layer.USER)
         ws.settings.llm.backend, ws.settings.llm.model = "gguf", str(model_path)
+        # one call per chunk, so that a document's calls end before the next one's
+        # begin (packed, the two notes would share one extraction call)
+        ws.settings.llm.pack_tokens = 0
         use_llm(ws.settings)
         ws.save_settings()
 

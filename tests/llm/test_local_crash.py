@@ -28,7 +28,7 @@ from medkg.llm.ledger import Ledger
 from medkg.llm.openai_backend import OpenAIBackend
 from medkg.llm.port import GenerationParams
 from medkg.llm.prompts import load_prompt
-from medkg.llm.schemas import TagSummaryAnswer
+from medkg.llm.schemas import TagSummaries, tag_summaries
 from tests.llm.conftest import Server
 
 pytestmark = pytest.mark.slow
@@ -42,9 +42,9 @@ def _features() -> str:
     return f"{name or 'unknown CPU'} ({', '.join(amx)})"
 
 
-def _ask(llm: LLM, text: str = TEXT) -> TagSummaryAnswer:
-    return llm.structured("tag_summary", load_prompt("tag_summary").render(text=text),
-                          TagSummaryAnswer)
+def _ask(llm: LLM, text: str = TEXT) -> TagSummaries:
+    return llm.structured("tag_summary", load_prompt("tag_summary").render(text=f"[1] {text}"),
+                          tag_summaries(1))
 
 
 def test_default_settings_answer_on_this_cpu(model_path: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from medkg.llm.ledger import Ledger
 from medkg.llm.openai_backend import OpenAIBackend
 from medkg.llm.port import GenerationParams
 from medkg.llm.prompts import load_prompt
-from medkg.llm.schemas import ExtractionAnswer, TagSummaryAnswer
+from medkg.llm.schemas import ExtractionAnswer, tag_summaries
 from tests.llm.conftest import Server
 
 TEXTS = [
@@ -53,8 +53,8 @@ def test_openai_backend_reports_a_stopped_server(model_path: Path, tmp_path: Pat
     llm = LLM(OpenAIBackend(cfg), Ledger(tmp_path / "llm.sqlite"), PARAMS)
     srv.stop()
     with pytest.raises(LLMUnavailableError, match="cannot reach the LLM endpoint"):
-        llm.structured("extract", load_prompt("tag_summary").render(text="Fever."),
-                       TagSummaryAnswer)
+        llm.structured("extract", load_prompt("tag_summary").render(text="[1] Fever."),
+                       tag_summaries(1))
 
 
 def test_gguf_backend_is_grammar_constrained(model_path: Path, tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_gguf_backend_is_grammar_constrained(model_path: Path, tmp_path: Path) -
     prompt = load_prompt("tag_summary")
     try:
         for text in TEXTS:
-            llm.structured("tags", prompt.render(text=text), TagSummaryAnswer)
+            llm.structured("tags", prompt.render(text=f"[1] {text}"), tag_summaries(1))
         assert backend.count_tokens("Metformin is first-line therapy.") > 3
     finally:
         llm.close()
