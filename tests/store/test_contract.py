@@ -144,6 +144,28 @@ def test_entities_merge_mentions_across_writes(store: GraphStore) -> None:
     assert store.entities(Layer.USER) == []
 
 
+def test_mention_qualifiers_round_trip_and_defaults_are_not_written(
+        store: GraphStore, tmp_path: Path) -> None:
+    doc, chunks = doc_and_chunks()
+    store.add_document(doc, chunks)
+    plain = entity("metformin", "CHEM", doc, chunks[0], 0)
+    odd = Qualifiers(negated=True, uncertain=True, hypothetical=True, historical=True,
+                     experiencer="family", population="in children")
+    qualified = plain.model_copy(update={"mentions": [
+        *plain.mentions,
+        Mention(chunk_id=chunks[1].id, document_id=doc.id, start=40, end=49, text="metformin",
+                qualifiers=odd)]})
+    store.add_entities([qualified])
+    got = store.entity(plain.id)
+    assert [m.qualifiers for m in got.mentions] == [Qualifiers(), odd]
+    export_rdf(store, tmp_path / "g.nq", "nq")
+    flags = [line for line in (tmp_path / "g.nq").read_text("utf-8").splitlines()
+             if "/mention/" in line.split(" ", 1)[0]
+             and any(f"vocab#{k}>" in line for k in ("negated", "uncertain", "hypothetical",
+                                                   "historical", "experiencer"))]
+    assert len(flags) == 5  # the qualified mention's five; the plain one writes none
+
+
 def test_entity_briefs_say_where_an_entity_is_mentioned(store: GraphStore) -> None:
     doc, chunks = doc_and_chunks()
     store.add_document(doc, chunks)
