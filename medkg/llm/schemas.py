@@ -3,9 +3,12 @@ with the prompt (and compiled to a grammar by the gguf backend).
 
 Every list and string is bounded: a grammar-constrained small model otherwise
 repeats items until ``max_tokens`` cuts the JSON off. With the bounds, the
-longest answer fits in ``llm.max_tokens`` (default 2048) and always parses;
-answers for a pack of chunks (``llm.pack_tokens``) have bounds that grow with
-the pack up to a cap that still fits.
+longest answer fits in ``llm.max_tokens`` (default 2048) and always parses.
+Extraction answers for a pack of chunks (``llm.pack_tokens``) have bounds that
+grow with the pack up to a cap that still fits; tag summaries for a full pack
+of 8 passages could, in a degenerate worst case (every tag filled with six
+long terms), run past it: that answer is then cut off, repaired once or
+recorded as failed, and those chunks keep their builtin summaries.
 """
 
 from __future__ import annotations
