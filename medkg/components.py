@@ -31,9 +31,15 @@ log = logging.getLogger(__name__)
 
 
 class Components:
-    def __init__(self, layout: WorkspaceLayout, settings: Settings) -> None:
+    """``read_only``: another process writes this workspace; its parts are opened
+    to read what it has committed, and nothing here writes (derived data that is
+    out of line is corrected in memory, see :mod:`medkg.pipeline.reconcile`)."""
+
+    def __init__(self, layout: WorkspaceLayout, settings: Settings, *,
+                 read_only: bool = False) -> None:
         self.layout = layout
         self.settings = settings
+        self.read_only = read_only
         self._store: GraphStore | None = None
         self._embedder: CachedEmbedder | None = None
         self._indexes: dict[str, VectorIndex] = {}
@@ -60,7 +66,8 @@ class Components:
             from medkg.store.registry import open_store
 
             self._check_backend()
-            self._store = open_store(self.settings.store, self.layout.graph)
+            self._store = open_store(self.settings.store, self.layout.graph,
+                                     read_only=self.read_only)
             self._check_iri_scheme(self._store)
         return self._store
 
@@ -71,6 +78,11 @@ class Components:
         from medkg.stagestate import IRI_SCHEME
 
         if self.state.version(IRI_SCHEME) != SCHEME:
+            if self.read_only:
+                raise WorkspaceError(
+                    "this workspace was made by an older medkg and needs a one-time "
+                    "update of its concept IRIs, which a read-only open cannot do",
+                    hint="run the command again when the process writing it has finished")
             store.migrate_concept_iris()
             self.state.record(IRI_SCHEME, SCHEME)
 
@@ -85,7 +97,8 @@ class Components:
         if recorded is None and backend != "oxigraph" and self.layout.graph.exists():
             recorded = "oxigraph"  # made before the backend was recorded
         if recorded is None:
-            self.state.record(STORE_BACKEND, backend)
+            if not self.read_only:
+                self.state.record(STORE_BACKEND, backend)
         elif recorded != backend:
             raise WorkspaceError(
                 f"this workspace keeps its graph in the {recorded} store, but store.backend "
@@ -100,7 +113,8 @@ class Components:
             from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
 
             self._embedder = CachedEmbedder(
-                SentenceTransformerEmbedder(self.settings.embedding), self.layout.embedding_cache)
+                SentenceTransformerEmbedder(self.settings.embedding), self.layout.embedding_cache,
+                read_only=self.read_only)
         return self._embedder
 
     def index(self, kind: IndexKind) -> VectorIndex:
@@ -119,9 +133,13 @@ class Components:
             try:
                 self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
             except StoreError as exc:
-                log.warning("%s; it is rebuilt from the graph", exc)
-                path.replace(path.with_name(path.name + ".damaged"))
-                self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
+                if self.read_only:  # the writer's to repair; this view goes without
+                    log.warning("%s; searched without it", exc)
+                    self._indexes[kind] = VectorIndex(dim, None, ann_threshold=threshold)
+                else:
+                    log.warning("%s; it is rebuilt from the graph", exc)
+                    path.replace(path.with_name(path.name + ".damaged"))
+                    self._indexes[kind] = VectorIndex(dim, path, ann_threshold=threshold)
         return self._indexes[kind]
 
     @property
@@ -136,9 +154,13 @@ class Components:
             try:
                 self._lexical = LexicalIndex(path)
             except StoreError as exc:
-                log.warning("%s; it is rebuilt from the graph", exc)
-                path.replace(path.with_name(path.name + ".damaged"))
-                self._lexical = LexicalIndex(path)
+                if self.read_only:
+                    log.warning("%s; searched without it", exc)
+                    self._lexical = LexicalIndex(None)
+                else:
+                    log.warning("%s; it is rebuilt from the graph", exc)
+                    path.replace(path.with_name(path.name + ".damaged"))
+                    self._lexical = LexicalIndex(path)
         return self._lexical
 
     def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
@@ -158,6 +180,8 @@ class Components:
                 cached := ConceptIndex.load(saved, version)) is not None:
             return cached
         index = ConceptIndex(self.store.concepts())
+        if self.read_only:
+            return index
         if version is None:  # none recorded (an older workspace): the store is the truth
             version = self.state.new_version(VOCABULARY)
         if len(index):

@@ -85,6 +85,11 @@ class WorkspaceLayout:
         return self.root / "server.json"
 
     @property
+    def writer_lock(self) -> Path:
+        """Locked by the one process that writes the workspace, which names itself in it."""
+        return self.root / "writer.lock"
+
+    @property
     def dataset(self) -> Path:
         """An evaluation dataset's texts as JSONL (``medkg eval qa``)."""
         return self.root / "dataset.jsonl"
@@ -93,4 +98,4 @@ class WorkspaceLayout:
         """Every file and directory the workspace keeps (nothing may be written over them)."""
         return [self.config, self.graph, self.vectors, self.embedding_cache.parent,
                 self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
-                self.dataset, self.tokens, self.server]
+                self.dataset, self.tokens, self.server, self.writer_lock]

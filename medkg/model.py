@@ -77,9 +77,13 @@ class Document(BaseModel):
     id: str
     layer: Layer
     title: str
-    source: str = Field(description="where the text came from: a path or a URI")
+    source: str = Field(description="where the text came from: a path or a URI; a "
+                        "document's identity across edits (its id names one version)")
     media_type: str
     text: str
+    revision_of: list[str] = Field(
+        default_factory=list, description="ids of the earlier versions of this document "
+        "(same source, other text) that it replaced, newest first (prov:wasRevisionOf)")
 
     @classmethod
     def create(

@@ -18,15 +18,16 @@ duplicating anything.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from medkg.components import Components
 from medkg.config import Settings
 from medkg.errors import WorkspaceError
 from medkg.layout import IndexKind, WorkspaceLayout
+from medkg.lock import Holder, WorkspaceBusyError, WriterLock
 from medkg.model import Decision, Entity, Layer, Link
 from medkg.pipeline import ask as asking
 from medkg.pipeline import curate, estimate, stages, summarise
@@ -35,7 +36,7 @@ from medkg.pipeline import ingest as ingesting
 from medkg.pipeline import review as reviewing
 from medkg.pipeline.context import BuildReport
 from medkg.pipeline.estimate import BuildEstimate
-from medkg.pipeline.ingest import IngestReport
+from medkg.pipeline.ingest import IngestReport, SyncPlan
 from medkg.pipeline.review import Recorded, Request
 from medkg.pipeline.state import Progress, no_progress
 
@@ -59,15 +60,26 @@ if TYPE_CHECKING:
     from medkg.review.queue import QueueFilter, QueueItem
     from medkg.store.base import Deletion, GraphStore
 
-__all__ = ["BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
+__all__ = ["Access", "BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
+
+# How a workspace is opened: ``write`` takes the workspace's one writer lock (a
+# second writer is told who holds it); ``read`` takes no lock and opens the graph
+# read-only, seeing what the writer has committed; ``auto`` writes when no other
+# process does, and reads otherwise (the commands that only read: ask, stats,
+# documents, export).
+Access = Literal["write", "read", "auto"]
 
 
 class Workspace:
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, *, lock: WriterLock | None = None,
+                 busy: Holder | None = None, read_only: bool = False) -> None:
         self.root = root
         self.layout = WorkspaceLayout(root)
         self.settings = settings
-        self.parts = Components(self.layout, settings)
+        self.read_only = read_only
+        self.busy = busy  # who was writing when this one opened read-only (if known)
+        self._lock = lock
+        self.parts = Components(self.layout, settings, read_only=read_only)
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -87,12 +99,15 @@ class Workspace:
             )
         layout.root.mkdir(parents=True, exist_ok=True)
         layout.root.chmod(0o700)  # clinical notes and the LLM cache: the owner's alone
+        lock = WriterLock.acquire(layout.writer_lock)
         settings = Settings.load(layout.config)
         settings.save(layout.config)
-        return cls(layout.root, settings)
+        return cls(layout.root, settings, lock=lock)
 
     @classmethod
-    def open(cls, path: Path | str) -> Workspace:
+    def open(cls, path: Path | str, *, access: Access = "write") -> Workspace:
+        """Open a workspace to write it (the default; one process at a time) or to
+        read it (see :data:`Access`)."""
         layout = WorkspaceLayout(Path(path))
         if layout.root.is_file():
             raise WorkspaceError(f"{layout.root} is a file, not a workspace directory",
@@ -105,7 +120,16 @@ class Workspace:
         from medkg.server.access import check_not_served
 
         check_not_served(layout)  # the store takes one process: the server's
-        return cls(layout.root, Settings.load(layout.config))
+        settings = Settings.load(layout.config)
+        if access == "read":
+            return cls(layout.root, settings, read_only=True)
+        try:
+            lock = WriterLock.acquire(layout.writer_lock)
+        except WorkspaceBusyError as busy:
+            if access == "write":
+                raise
+            return cls(layout.root, settings, busy=busy.holder, read_only=True)
+        return cls(layout.root, settings, lock=lock)
 
     def save_settings(self) -> None:
         """Write the current settings to the workspace's ``medkg.toml`` (an LLM
@@ -118,8 +142,17 @@ class Workspace:
 
         trust.trust(self.root, self.settings.llm)
 
+    def _writable(self) -> None:
+        if self.read_only:
+            who = self.busy.describe() if self.busy is not None else "another process"
+            raise WorkspaceError(f"this workspace was opened read-only ({who} writes it)",
+                                 hint="run the command again when it has finished")
+
     def close(self) -> None:
         self.parts.close()
+        if self._lock is not None:
+            self._lock.release()  # after the store: its own lock goes first
+            self._lock = None
 
     def __enter__(self) -> Workspace:
         return self
@@ -167,22 +200,34 @@ class Workspace:
     def load_vocabulary(self, path: Path | None, progress: Progress = no_progress
                         ) -> VocabularyLoad:
         """Load a vocabulary file or directory (``None``: the packaged default)."""
+        self._writable()
         return ingesting.load_vocabulary(self.parts, path, progress)
 
-    def ingest(self, paths: Sequence[Path], layer: Layer, progress: Progress = no_progress
+    def ingest(self, paths: Sequence[Path], layer: Layer, progress: Progress = no_progress,
+               *, sync: bool = False, names: Mapping[Path, str] | None = None
                ) -> IngestReport:
-        """Read, chunk, store and index documents. Bad files are reported, not fatal."""
-        return ingesting.ingest(self.parts, paths, layer, progress)
+        """Read, chunk, store and index documents; an edited file replaces its
+        earlier version; ``sync``: documents of files gone from the directories
+        given are deleted (see :func:`medkg.pipeline.ingest.ingest`). Bad files are
+        reported, not fatal."""
+        self._writable()
+        return ingesting.ingest(self.parts, paths, layer, progress, sync=sync, names=names)
+
+    def plan_sync(self, paths: Sequence[Path], layer: Layer) -> SyncPlan:
+        """What ``ingest(paths, layer, sync=True)`` would add, change and remove."""
+        return ingesting.plan_sync(self.parts, paths, layer)
 
     def build(self, progress: Progress = no_progress, *, grow: bool = True) -> BuildReport:
         """Extract entities and triples from new documents, grow (``--levels``), link
         the layers and update the tag tree; ``grow=False`` leaves the SAC-KG loop
         for a later :meth:`grow` call."""
+        self._writable()
         return stages.build(self.parts, progress, skip=frozenset() if grow else frozenset({"grow"}))
 
     def grow(self, concepts: ConceptIndex | None = None, progress: Progress = no_progress
              ) -> list[LevelStats]:
         """Run (or resume) the SAC-KG loop to ``construction.levels`` levels."""
+        self._writable()
         return growing.grow(self.parts, concepts, progress)
 
     def estimate_build(self) -> BuildEstimate:
@@ -197,6 +242,7 @@ class Workspace:
 
     def delete_document(self, document_id: str) -> Deletion:
         """Remove a document and what only it supported."""
+        self._writable()
         return curate.delete_document(self.parts, document_id)
 
     def merges(self) -> list[tuple[Link, Entity, Entity]]:
@@ -206,10 +252,12 @@ class Workspace:
 
     def review(self, request: Request, reviewer: str) -> Decision:
         """Record one curator's decision and apply it (see :mod:`medkg.pipeline.review`)."""
+        self._writable()
         return reviewing.decide(self.parts, request, reviewer)
 
     def review_many(self, requests: list[Request], reviewer: str) -> Recorded:
         """Several decisions: all checked first, then recorded together."""
+        self._writable()
         return reviewing.record(self.parts, requests, reviewer)
 
     def review_queue(self, flt: QueueFilter | None = None) -> list[QueueItem]:
@@ -221,6 +269,7 @@ class Workspace:
         return reviewing.history(self.parts, target)
 
     def import_decisions(self, path: Path, reviewer: str | None = None) -> Recorded:
+        self._writable()
         return reviewing.import_file(self.parts, path, reviewer)
 
     def export_decisions(self, path: Path, *, overwrite: bool = False) -> int:
@@ -239,6 +288,7 @@ class Workspace:
     def import_graph(self, paths: Sequence[Path], layer: Layer,
                      progress: Progress = no_progress) -> ImportReport:
         """A curated KGX graph into ``layer`` (see :mod:`medkg.pipeline.importing`)."""
+        self._writable()
         from medkg.pipeline.importing import import_kgx
 
         return import_kgx(self.parts, paths, layer, progress)

@@ -22,6 +22,7 @@ from medkg.cli._common import (
     apply_llm_option,
     console,
     label,
+    open_to_read,
     out,
 )
 from medkg.cli.evaluate import evaluate
@@ -73,22 +74,53 @@ def init(path: Annotated[Path, typer.Argument(help="directory to create")] = Pat
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="files or directories")],
     layer: Annotated[Layer, typer.Option(help="which layer the documents belong to")] = Layer.USER,
+    sync: Annotated[bool, typer.Option(
+        "--sync", help="mirror the directories given: new files added, changed files "
+        "replaced, documents of removed files deleted")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="with --sync: list what would be added, changed and removed")] = False,
     workspace: WorkspaceOpt = Path("."),
 ) -> None:
-    """Ingest documents (.txt .md .jsonl .pdf) or, with --layer vocabulary, vocabularies."""
+    """Ingest documents (.txt .md .jsonl .pdf) or, with --layer vocabulary, vocabularies.
+    A file ingested again after an edit replaces its earlier version."""
     from medkg.workspace import Workspace
 
+    if dry_run and not sync:
+        _fail(MedKGError("--dry-run goes with --sync",
+                         hint="medkg ingest --sync --dry-run DIR"))
+    if sync and layer is Layer.VOCABULARY:
+        _fail(MedKGError("--sync mirrors documents, not vocabularies",
+                         hint="medkg vocab load FILE replaces a vocabulary"))
+    if dry_run:
+        with open_to_read(workspace) as ws:
+            plan = _run(lambda: ws.plan_sync(paths, layer))
+        for what, sources in (("add", plan.added), ("update", plan.changed),
+                              ("delete", plan.removed)):
+            for source in sources:  # tab-separated, for scripts
+                sys.stdout.write(f"{what}\t{source}\n")
+        for failed, why in plan.failed.items():
+            reason = why.splitlines()[0].split(": ", 1)[-1]
+            sys.stdout.write(f"unreadable\t{failed}\t{reason}\n")
+        console.print(f"would add {len(plan.added)}, update {len(plan.changed)}, delete "
+                      f"{len(plan.removed)}; {len(plan.unchanged)} unchanged, "
+                      f"{len(plan.failed)} unreadable (kept as they are)")
+        return
     with _run(lambda: Workspace.open(workspace)) as ws:
         if layer is Layer.VOCABULARY:
             for path in paths:
                 load_vocabulary(ws, path)
             return
         with _progress() as progress:
-            report = _run(lambda: ws.ingest(paths, layer, progress))
+            report = _run(lambda: ws.ingest(paths, layer, progress, sync=sync))
     console.print(
         f"ingested {report.documents} document(s), {report.chunks} chunk(s); "
         f"{report.skipped} already present"
+        + (f"; {len(report.replaced)} earlier version(s) replaced" if report.replaced else "")
+        + (f"; {len(report.removed)} document(s) of removed files deleted"
+           if report.removed else "")
     )
+    if report.replaced or report.removed:
+        console.print("run `medkg build` to extract from the new versions")
     for failed, why in report.failed.items():
         console.print(label("skipped", "red", f"{failed}: {why.split(': ', 1)[-1]}"))
     if report.failed:  # a script must see that not every file made it in
@@ -178,10 +210,9 @@ def ask(
         "--explain", help="also print the trace: path through the tag tree, refinement "
         "steps, entities and triples used")] = False,
 ) -> None:
-    """Answer a question with numbered citations and definitions."""
-    from medkg.workspace import Workspace
-
-    with _run(lambda: Workspace.open(workspace)) as ws:
+    """Answer a question with numbered citations and definitions (during a build,
+    from what the build has committed so far)."""
+    with open_to_read(workspace) as ws:
         _run(lambda: apply_llm_option(ws.settings, llm))
         answer = _run(lambda: ws.ask(question, mode=mode))
     if as_json:
@@ -195,9 +226,7 @@ def ask(
 @app.command()
 def stats(workspace: WorkspaceOpt = Path(".")) -> None:
     """Counts of documents, chunks, entities, triples, concepts and links."""
-    from medkg.workspace import Workspace
-
-    with _run(lambda: Workspace.open(workspace)) as ws:
+    with open_to_read(workspace) as ws:
         counts = ws.store.counts()
         has_ledger = ws.layout.ledger.exists()
         cfg = ws.settings.llm
@@ -223,9 +252,7 @@ def stats(workspace: WorkspaceOpt = Path(".")) -> None:
 @app.command()
 def documents(workspace: WorkspaceOpt = Path(".")) -> None:
     """List the documents: id, layer, title, source and the stages done."""
-    from medkg.workspace import Workspace
-
-    with _run(lambda: Workspace.open(workspace)) as ws:
+    with open_to_read(workspace) as ws:
         rows = []
         for layer in (Layer.USER, Layer.LITERATURE):
             for doc_id in ws.store.document_ids(layer):
@@ -310,7 +337,6 @@ def export(
     Biolink categories, OWL, GraphML, Neo4j import files or SSSOM mappings."""
     from medkg.export.formats import export_format
     from medkg.export.view import ALL_LAYERS, ExportFilter
-    from medkg.workspace import Workspace
 
     def choose() -> ExportFilter:
         spec = export_format(fmt)
@@ -325,7 +351,7 @@ def export(
                             else negated, include_uncertain=uncertain)
 
     flt = _run(choose)
-    with _run(lambda: Workspace.open(workspace)) as ws:
+    with open_to_read(workspace) as ws:
         report = _run(lambda: ws.export(output, fmt, overwrite=force, flt=flt))
     counts = [f"{n} {what}" for n, what in ((report.nodes, "nodes"), (report.edges, "edges"),
                                              (report.mappings, "mappings")) if n]

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +24,9 @@ from typer.core import TyperGroup
 
 from medkg.config import Settings
 from medkg.errors import MedKGError
+
+if TYPE_CHECKING:
+    from medkg.workspace import Workspace
 
 # Neither console reads markup or highlights: what they print is user text (notes,
 # quotes, titles, paths), and a "[/ref]" or "[see addendum]" in it must come out as
@@ -47,6 +50,20 @@ def _fail(exc: MedKGError) -> None:
     if exc.hint:
         console.print(label("hint:", "yellow", exc.hint), soft_wrap=True)
     raise typer.Exit(code=1)
+
+
+def open_to_read(path: Path) -> Workspace:
+    """A workspace for a command that only reads it: written by no one, it opens
+    as usual; while another process writes it (a build), it opens read-only and
+    says so (the answer reflects what that process has committed)."""
+    from medkg.workspace import Workspace
+
+    ws = _run(lambda: Workspace.open(path, access="auto"))
+    if ws.read_only:
+        who = ws.busy.describe() if ws.busy is not None else "another process"
+        console.print(label("note:", "yellow", f"{who} is writing this workspace: reading "
+                            "what it has committed so far"), soft_wrap=True)
+    return ws
 
 
 def _run(action: Callable[[], T]) -> T:

@@ -107,11 +107,13 @@ class SentenceTransformerEmbedder:
 class CachedEmbedder:
     """Wraps an embedder with an on-disk cache keyed by model and text hash."""
 
-    def __init__(self, inner: Embedder, path: Path) -> None:
+    def __init__(self, inner: Embedder, path: Path, *, read_only: bool = False) -> None:
         self._inner = inner
+        self._read_only = read_only  # another process writes the cache: read it only
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False)  # one thread at a time
-        self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB)")
+        if not read_only:
+            self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB)")
         self.hits = 0
         self.misses = 0
 
@@ -129,7 +131,7 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> Matrix:
         keys = [self._key(t) for t in texts]
         found: dict[str, bytes] = {}
-        for i in range(0, len(keys), 500):
+        for i in range(0, len(keys) if self._has_table() else 0, 500):
             batch = keys[i : i + 500]
             marks = ",".join("?" * len(batch))
             found.update(self._db.execute(f"SELECT key, v FROM vec WHERE key IN ({marks})", batch))
@@ -140,12 +142,20 @@ class CachedEmbedder:
             text_of = dict(zip(keys, texts, strict=True))
             new = self._inner.embed([text_of[k] for k in missing])
             rows = [(k, v.tobytes()) for k, v in zip(missing, new, strict=True)]
-            with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
+            if not self._read_only:
+                with self._db:
+                    self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
             found.update(rows)
         if not keys:
             return np.zeros((0, self._inner.dim), dtype=np.float32)
         return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+    def _has_table(self) -> bool:
+        if not self._read_only:
+            return True
+        return self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'").fetchone() \
+            is not None
 
     def close(self) -> None:
         self._db.close()

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medkg import timing
 from medkg.errors import DocumentError, WorkspaceError
-from medkg.model import Layer
+from medkg.model import Document, Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
 from medkg.stagestate import VOCABULARY
 
@@ -32,12 +33,26 @@ class IngestReport:
     chunks: int = 0
     skipped: int = 0
     failed: dict[str, str] = field(default_factory=dict)
+    replaced: list[str] = field(default_factory=list)  # earlier versions of edited files
+    removed: list[str] = field(default_factory=list)  # documents whose file went (sync)
+
+
+@dataclass
+class SyncPlan:
+    """What ``ingest --sync`` would do: sources new, changed, unchanged and gone."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """Files as given, and the files inside directories (sorted, hidden ones skipped)."""
+    """Files as given, and the files inside directories (sorted, hidden ones
+    skipped); absolute, since a file's path is its documents' identity."""
     out: list[Path] = []
-    for path in paths:
+    for path in (Path(os.path.abspath(p)) for p in paths):
         if path.is_dir():
             out.extend(sorted(p for p in path.rglob("*")
                               if p.is_file() and not p.name.startswith(".")))
@@ -46,57 +61,129 @@ def expand(paths: Iterable[Path]) -> list[Path]:
     return out
 
 
-def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
-           progress: Progress = no_progress) -> IngestReport:
-    """Read, chunk, store and index documents. Bad files are reported, not fatal."""
-    from medkg.construction.chunking import chunk_and_embed
+def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list[Document]:
     from medkg.construction.readers import read_documents
+
+    cfg = parts.settings.ingest
+    with timing.stage("read"):
+        documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
+                                   max_document_chars=cfg.max_document_chars)
+    if name is not None:  # a source of the caller's choosing (an upload's name)
+        documents = [d.model_copy(update={"source": name + d.source[len(str(path)):]})
+                     for d in documents]
+    return documents
+
+
+def _under(directories: list[Path], source: str) -> bool:
+    file = source.split("#", 1)[0]
+    return any(file.startswith(str(d) + os.sep) for d in directories)
+
+
+def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPlan:
+    """What :func:`ingest` with ``sync=True`` would change, without changing it."""
+    files = expand(paths)
+    known = parts.store.document_sources(layer)
+    plan = SyncPlan()
+    seen: set[str] = set()
+    for path in files:
+        try:
+            documents = _read(parts, path, layer, None)
+        except DocumentError as exc:
+            plan.failed[str(path)] = str(exc)
+            seen.update(s for s in known if s.split("#", 1)[0] == str(path))
+            continue
+        for doc in documents:
+            seen.add(doc.source)
+            ids = known.get(doc.source, [])
+            bucket = plan.added if not ids else (
+                plan.unchanged if ids == [doc.id] else plan.changed)
+            bucket.append(doc.source)
+    directories = [Path(os.path.abspath(p)) for p in paths if Path(p).is_dir()]
+    plan.removed = sorted(s for s in known if s not in seen and _under(directories, s))
+    return plan
+
+
+def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
+           progress: Progress = no_progress, *, sync: bool = False,
+           names: Mapping[Path, str] | None = None) -> IngestReport:
+    """Read, chunk, store and index documents. Bad files are reported, not fatal.
+
+    A file is its documents' identity (a JSONL record: its file and ``id``): a
+    file whose text changed since it was ingested replaces its earlier version,
+    which is deleted with what only it supported (the new version records it as
+    ``prov:wasRevisionOf``; the next build extracts the new one, and curators'
+    decisions on statements it still supports apply again). ``sync``: the
+    documents of files that are gone from the directories in ``paths`` are
+    deleted too. ``names``: the source to record for a file instead of its path.
+    """
+    from medkg.construction.chunking import chunk_and_embed
 
     if layer is Layer.VOCABULARY:
         raise WorkspaceError("use load_vocabulary for the vocabulary layer")
-    from medkg.pipeline.curate import finish_deletes
+    from medkg.pipeline.curate import delete_document, finish_deletes
 
     finish_deletes(parts)  # a document whose delete was cut short goes before it comes back
     store, embedder = parts.store, parts.embedder
     report = IngestReport()
     files = expand(paths)
+    named = {Path(os.path.abspath(p)): n for p, n in (names or {}).items()}
+    known = store.document_sources(layer)
     pending: list[str] = []
     committed = time.monotonic()
     seen: set[str] = set()  # documents of this call, against a second copy
+    sources: set[str] = set()  # sources read in this call (sync keeps them)
     index = parts.index("chunks")
     for i, path in enumerate(files):
         progress("ingest", i, len(files))
         try:
-            cfg = parts.settings.ingest
-            with timing.stage("read"):
-                documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
-                                           max_document_chars=cfg.max_document_chars)
+            documents = _read(parts, path, layer, named.get(path))
         except DocumentError as exc:
             report.failed[str(path)] = str(exc)
+            sources.update(s for s in known if s.split("#", 1)[0] == str(path))
             continue
         for doc in documents:
+            sources.add(doc.source)
+            earlier = [d for d in known.get(doc.source, []) if d != doc.id]
             with timing.stage("store"):
-                known = doc.id in seen or (store.has_document(doc.id)
-                                           and STAGE_INGESTED in store.stages(doc.id))
-            if known:
+                known_here = doc.id in seen or (store.has_document(doc.id)
+                                                and STAGE_INGESTED in store.stages(doc.id))
+            if known_here:
                 report.skipped += 1  # already here, or a second copy in this batch
-                continue
-            with timing.stage("chunk"):
-                chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
-            with timing.stage("store"):
-                store.add_document(doc, chunks)
-            with timing.stage("index"):
-                index.upsert([c.id for c in chunks], vectors)
-                parts.lexical.upsert((c.id, c.text) for c in chunks)
-            pending.append(doc.id)
-            seen.add(doc.id)
-            report.documents += 1
-            report.chunks += len(chunks)
+            else:
+                if earlier:
+                    chain = [e for d in earlier for e in store.document(d).revision_of]
+                    doc = doc.model_copy(update={"revision_of": list(dict.fromkeys(
+                        [*earlier, *chain]))})
+                with timing.stage("chunk"):
+                    chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
+                with timing.stage("store"):
+                    store.add_document(doc, chunks)
+                with timing.stage("index"):
+                    index.upsert([c.id for c in chunks], vectors)
+                    parts.lexical.upsert((c.id, c.text) for c in chunks)
+                pending.append(doc.id)
+                seen.add(doc.id)
+                report.documents += 1
+                report.chunks += len(chunks)
+            # The new version is stored before the old one goes: a crash in between
+            # leaves both, and the next ingest of the file finishes the replacement.
+            for old in earlier:
+                with timing.stage("store"):
+                    delete_document(parts, old)
+                report.replaced.append(old)
+            known[doc.source] = [doc.id]
             if len(pending) >= COMMIT_DOCUMENTS and (
                     time.monotonic() - committed >= COMMIT_SECONDS):
                 _commit_ingested(parts, index, pending)
                 committed = time.monotonic()
     _commit_ingested(parts, index, pending)
+    if sync:
+        directories = [Path(os.path.abspath(p)) for p in paths if Path(p).is_dir()]
+        for source in sorted(known):
+            if source not in sources and _under(directories, source):
+                for doc_id in known[source]:
+                    delete_document(parts, doc_id)
+                    report.removed.append(doc_id)
     progress("ingest", len(files), len(files))
     return report
 

@@ -38,9 +38,16 @@ class Reconciled:
 
 
 def reconcile(parts: Components) -> Reconciled:
-    """Once per open workspace (later calls return at once: nothing else writes)."""
+    """Once per open workspace (later calls return at once: nothing else writes).
+
+    A workspace opened read-only (another process is writing it) is brought in
+    line in memory only: vectors, lexical entries and tree leaves of chunks and
+    entities its graph snapshot lacks are left out of this process's view;
+    nothing is written, nothing is embedded."""
     if parts.reconciled:
         return Reconciled()
+    if parts.read_only:
+        return _hide_unknown(parts)
     out = Reconciled(deletes_finished=finish_deletes(parts))
     store = parts.store
     chunk_ids = store.chunk_ids()
@@ -82,6 +89,30 @@ def reconcile(parts: Components) -> Reconciled:
         if leaves:
             tree.remove_leaves(leaves)
             tree.save(parts.layout.tag_tree)
+        out.stale_tree_leaves = len(leaves)
+    parts.reconciled = True
+    return out
+
+
+def _hide_unknown(parts: Components) -> Reconciled:
+    """The read-only view: what the writer indexed after this process's graph
+    snapshot (or before a delete it has not finished) is hidden, in memory."""
+    store = parts.store
+    chunk_ids = store.chunk_ids()
+    chunks = parts.index("chunks")
+    stale = sorted(set(chunks.ids()) - chunk_ids)
+    chunks.delete(stale)
+    parts.lexical.restrict(chunk_ids)
+    entity_ids = store.entity_ids()
+    entities = parts.index("entities")
+    stale_entities = [i for i in entities.ids() if i not in entity_ids]
+    entities.delete(stale_entities)
+    out = Reconciled(stale_chunk_vectors=len(stale), stale_entity_vectors=len(stale_entities))
+    tree = parts.tree()
+    if tree is not None:
+        leaves = [n.id for n in tree.nodes.values() if n.level == 0 and n.id not in chunk_ids]
+        if leaves:
+            tree.remove_leaves(leaves)
         out.stale_tree_leaves = len(leaves)
     parts.reconciled = True
     return out

@@ -89,6 +89,12 @@ class LexicalIndex:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: the lexical index is unreadable ({exc})",
                              hint="delete the file; it is rebuilt from the graph") from exc
+        self._hidden: set[str] = set()
+
+    def restrict(self, ids: set[str]) -> None:
+        """Search only these chunks (a read-only view of a workspace another
+        process is writing: chunks indexed after its graph snapshot are left out)."""
+        self._hidden = self.ids() - ids
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM chunk_rows").fetchone()[0])
@@ -128,8 +134,9 @@ class LexicalIndex:
         rows = self._db.execute(
             "SELECT r.id, bm25(chunk_terms) AS rank FROM chunk_terms "
             "JOIN chunk_rows AS r ON r.n = chunk_terms.rowid "
-            "WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?", (match, k)).fetchall()
-        return [(cid, -float(rank)) for cid, rank in rows]
+            "WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
+            (match, k + len(self._hidden))).fetchall()
+        return [(cid, -float(rank)) for cid, rank in rows if cid not in self._hidden][:k]
 
     def close(self) -> None:
         self._db.close()

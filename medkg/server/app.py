@@ -274,7 +274,8 @@ def create_app(workspace: Workspace) -> FastAPI:
         with tempfile.TemporaryDirectory() as tmp, owned() as ws:
             path = Path(tmp) / name
             path.write_bytes(data)
-            report = ws.ingest([path], layer)
+            # the upload's name is its identity: the same name again replaces it
+            report = ws.ingest([path], layer, names={path: f"upload:{name}"})
             changed()
         reasons = [why.split(": ", 1)[-1] for why in report.failed.values()]
         failed = dict(zip([name], reasons, strict=False))  # one file was sent

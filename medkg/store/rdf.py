@@ -9,6 +9,7 @@ is in :mod:`medkg.store.rdf_reading`, export in :mod:`medkg.export.rdf`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,15 +44,15 @@ class RDFGraphStore(RDFReader):
     """GraphStore on rdflib; ``backend`` is ``"oxigraph"`` (on disk) or ``"memory"``.
     Open it through :func:`medkg.store.registry.open_store`."""
 
-    def __init__(self, path: Path | None, *, base_iri: str, backend: str = "oxigraph") -> None:
+    def __init__(self, path: Path | None, *, base_iri: str, backend: str = "oxigraph",
+                 read_only: bool = False) -> None:
         self.iris = IRIs(base_iri)
+        self.read_only = read_only
         if backend == "oxigraph":
             if path is None:
                 raise StoreError("the oxigraph backend needs a directory")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._ds = Dataset(store="Oxigraph")
             try:
-                self._ds.open(str(path), create=not path.exists())
+                self._ds = _open_oxigraph(path, read_only)
             except (OSError, ValueError) as exc:
                 raise StoreError(f"cannot open the graph store at {path}: {exc}",
                                  hint=_open_hint(path)) from exc
@@ -64,7 +65,13 @@ class RDFGraphStore(RDFReader):
         self._ds.bind("biolink", BIOLINK)
         self._graphs: dict[URIRef, Graph] = {}
 
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise StoreError("this graph store was opened read-only (another process "
+                             "writes it)", hint="run the command again when it has finished")
+
     def _write(self, quads: list[rm.Quad]) -> None:
+        self._check_writable()
         if quads:
             self._ds.addN([(s, p, o, self._graph(g)) for s, p, o, g in quads])
 
@@ -164,6 +171,7 @@ class RDFGraphStore(RDFReader):
         (one transaction; every term is written by Oxigraph's own serialiser, so no
         text of ours or the user's is spliced into the update); in memory, undone
         if interrupted."""
+        self._check_writable()
         if not quads:
             return
         if self.backend == "oxigraph":
@@ -357,7 +365,7 @@ class RDFGraphStore(RDFReader):
 
     def close(self) -> None:
         inner = getattr(self._ds.store, "_inner", None) if self.backend == "oxigraph" else None
-        if inner is not None:
+        if inner is not None and not self.read_only:
             # Written data goes from RocksDB's log into its tables now: otherwise the
             # next open replays the log, 38 s after a 600k-quad vocabulary load.
             inner.flush()
@@ -383,6 +391,35 @@ def _ox(term: Node) -> str:
 def _key(quad: AnyQuad) -> tuple[str, ...]:
     """A quad as the store sees it (``"x"`` and ``"x"^^xsd:string`` are one term)."""
     return tuple(_ox(term) for term in quad)
+
+
+READ_ONLY_ATTEMPTS = 20
+
+
+def _open_oxigraph(path: Path, read_only: bool) -> Dataset:
+    """An Oxigraph dataset at ``path``; ``read_only``: a snapshot of what is
+    committed now, opened beside the process that writes it."""
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ds = Dataset(store="Oxigraph")
+        ds.open(str(path), create=not path.exists())
+        return ds
+    import pyoxigraph as ox
+    from oxrdflib.store import OxigraphStore
+
+    if not path.is_dir():
+        raise OSError(f"{path} does not exist yet")
+    # The writer's compactions replace table files while RocksDB opens them: a
+    # file its manifest named may be gone a moment later. Open again then.
+    for attempt in range(READ_ONLY_ATTEMPTS):
+        try:
+            return Dataset(store=OxigraphStore(store=ox.Store.read_only(str(path))))
+        except (OSError, RuntimeError) as exc:
+            if attempt == READ_ONLY_ATTEMPTS - 1:
+                raise OSError(f"no consistent snapshot after {READ_ONLY_ATTEMPTS} tries "
+                              f"({exc})") from exc
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _open_hint(path: Path) -> str:

@@ -54,6 +54,8 @@ def document_quads(iris: IRIs, doc: Document, chunks: list[Chunk]) -> list[Quad]
         (d, DCTERMS["format"], _lit(doc.media_type), g),
         (d, MKG.text, _lit(doc.text), g),
     ]
+    quads += [(d, PROV.wasRevisionOf, iris.node("doc", earlier), g)
+              for earlier in doc.revision_of]
     for chunk in chunks:
         c = iris.node("chunk", chunk.id)
         quads += [

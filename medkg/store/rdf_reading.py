@@ -103,10 +103,14 @@ class RDFReader:
     _ds: Dataset
     _graphs: dict[URIRef, Graph]
     iris: IRIs
+    read_only: bool
 
     def _graph(self, iri: URIRef) -> Graph:
         if iri not in self._graphs:
-            self._graphs[iri] = self._ds.graph(iri)
+            # Dataset.graph() also declares the graph in the store, a write that a
+            # read-only store refuses; a Graph over the same store only reads.
+            self._graphs[iri] = (Graph(store=self._ds.store, identifier=iri)
+                                 if self.read_only else self._ds.graph(iri))
         return self._graphs[iri]
 
     def _props(self, node: URIRef) -> Props:
@@ -161,7 +165,19 @@ class RDFReader:
             source=_one(props, DCTERMS.source),
             media_type=_one(props, DCTERMS["format"]),
             text=_one(props, MKG.text, ""),
+            revision_of=sorted(self._id_of(o) for o in props.get(PROV.wasRevisionOf, [])),
         )
+
+    def document_sources(self, layer: Layer) -> dict[str, list[str]]:
+        """Each source of the layer's documents and the ids of the documents
+        recorded from it (one, unless an edit's ingest was cut short)."""
+        graph = self._graph(self.iris.graph(layer))
+        docs = set(graph.subjects(RDF.type, MKG.Document))
+        out: dict[str, list[str]] = defaultdict(list)
+        for node, source in graph.subject_objects(DCTERMS.source):
+            if node in docs:
+                out[str(source)].append(self._id_of(node))
+        return {k: sorted(v) for k, v in out.items()}
 
     def document_ids(self, layer: Layer | None = None) -> list[str]:
         graph = self.iris.graph(layer) if layer else None

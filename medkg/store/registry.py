@@ -15,13 +15,14 @@ from medkg.config import StoreConfig
 from medkg.errors import ConfigError
 from medkg.store.base import GraphStore
 
-StoreFactory = Callable[[StoreConfig, Path], GraphStore]
+StoreFactory = Callable[[StoreConfig, Path, bool], GraphStore]
 _BACKENDS: dict[str, StoreFactory] = {}
 
 
 def register_backend(name: str, factory: StoreFactory) -> None:
-    """Make ``store.backend = name`` open a store with ``factory(settings, directory)``
-    (``directory``: where a persistent backend keeps its files)."""
+    """Make ``store.backend = name`` open a store with ``factory(settings, directory,
+    read_only)`` (``directory``: where a persistent backend keeps its files;
+    ``read_only``: open it to read what another process has committed)."""
     _BACKENDS[name] = factory
 
 
@@ -29,24 +30,27 @@ def backend_names() -> list[str]:
     return sorted(_BACKENDS)
 
 
-def open_store(cfg: StoreConfig, directory: Path) -> GraphStore:
-    """The store the settings name, at ``directory`` for a persistent backend."""
+def open_store(cfg: StoreConfig, directory: Path, *, read_only: bool = False) -> GraphStore:
+    """The store the settings name, at ``directory`` for a persistent backend;
+    ``read_only``: its last committed state, while another process may write it."""
     factory = _BACKENDS.get(cfg.backend)
     if factory is None:
         raise ConfigError(f"unknown store backend {cfg.backend!r}",
                           hint=f"store.backend is one of {', '.join(backend_names())}")
-    return factory(cfg, directory)
+    return factory(cfg, directory, read_only)
 
 
-def _oxigraph(cfg: StoreConfig, directory: Path) -> GraphStore:
+def _oxigraph(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
     from medkg.store.rdf import RDFGraphStore
 
-    return RDFGraphStore(directory, base_iri=cfg.base_iri, backend="oxigraph")
+    return RDFGraphStore(directory, base_iri=cfg.base_iri, backend="oxigraph",
+                         read_only=read_only)
 
 
-def _memory(cfg: StoreConfig, directory: Path) -> GraphStore:
+def _memory(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
     from medkg.store.rdf import RDFGraphStore
 
+    # Nothing to share: a memory store lives and dies with its process.
     return RDFGraphStore(None, base_iri=cfg.base_iri, backend="memory")
 
 
