@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import VocabularyLoad
     from medkg.pipeline.importing import ImportReport
+    from medkg.pipeline.reextract import ExtractionStatus
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
@@ -217,12 +218,21 @@ class Workspace:
         """What ``ingest(paths, layer, sync=True)`` would add, change and remove."""
         return ingesting.plan_sync(self.parts, paths, layer)
 
-    def build(self, progress: Progress = no_progress, *, grow: bool = True) -> BuildReport:
+    def build(self, progress: Progress = no_progress, *, grow: bool = True,
+              reextract: bool = False) -> BuildReport:
         """Extract entities and triples from new documents, grow (``--levels``), link
         the layers and update the tag tree; ``grow=False`` leaves the SAC-KG loop
         for a later :meth:`grow` call."""
         self._writable()
-        return stages.build(self.parts, progress, skip=frozenset() if grow else frozenset({"grow"}))
+        return stages.build(self.parts, progress, skip=frozenset() if grow else frozenset({"grow"}),
+                            reextract=reextract)
+
+    def extraction_status(self) -> ExtractionStatus:
+        """Which documents are extracted with the inputs the workspace has now, and
+        which the next build extracts (again) and why."""
+        from medkg.pipeline.reextract import extraction_status
+
+        return extraction_status(self.parts)
 
     def grow(self, concepts: ConceptIndex | None = None, progress: Progress = no_progress
              ) -> list[LevelStats]:

@@ -144,8 +144,13 @@ def build(
         "or auto (extraction.executor)")] = None,
     profile: Annotated[bool, typer.Option(
         "--profile", help="print where the time went, stage by stage")] = False,
+    reextract: Annotated[bool, typer.Option(
+        "--reextract", help="extract every document again, even those whose extraction "
+        "is current (`medkg status` says which are not)")] = False,
 ) -> None:
-    """Extract entities and triples from new documents and link the three layers."""
+    """Extract entities and triples from new documents (and again from those whose
+    extraction inputs changed: settings, models, a vocabulary load that touches
+    them) and link the three layers."""
     from medkg import timing
     from medkg.workspace import Workspace
 
@@ -169,12 +174,13 @@ def build(
         before = ws.ledger.failure_count("extract") if uses_llm else 0
         started = time.perf_counter()
         with timing.recording() as clock, _progress() as progress:
-            report = _run(lambda: ws.build(progress))
+            report = _run(lambda: ws.build(progress, reextract=reextract))
         wall = time.perf_counter() - started
         failures = ws.ledger.failure_count("extract") - before if uses_llm else 0
+    again = f" ({report.reextracted} of them again)" if report.reextracted else ""
     console.print(
-        f"built {report.documents} new document(s); the graph has {report.entities} entities, "
-        f"{report.triples} triples and {report.links} cross-layer links"
+        f"built {report.documents} document(s){again}; the graph has {report.entities} "
+        f"entities, {report.triples} triples and {report.links} cross-layer links"
     )
     if profile:
         out.print(timing.table(clock, wall), markup=False, highlight=False)
@@ -221,6 +227,28 @@ def ask(
     out.print(answer.render(), highlight=False, soft_wrap=True)
     if explain:
         out.print("\n" + answer.render_trace(), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def status(workspace: WorkspaceOpt = Path(".")) -> None:
+    """What the next build will do: documents never extracted, and those whose
+    extraction is stale (settings or models changed; a vocabulary load touched them)."""
+    with open_to_read(workspace) as ws:
+        st = _run(ws.extraction_status)
+        pending = len(ws.parts.state.pending_deletes())
+    table = Table("documents", "count", "next build")
+    for what, ids, then in (
+            ("extracted, current", st.current, "kept"),
+            ("never extracted (or unfinished)", st.new, "extracts"),
+            ("stale: extraction settings or models changed", st.stale_settings, "re-extracts"),
+            ("stale: a vocabulary load touched them", st.stale_vocabulary, "re-extracts")):
+        table.add_row(what, str(len(ids)), then if ids else "-")
+    out.print(table)
+    if pending:
+        out.print(f"{pending} delete(s) cut short: the next command that writes finishes them")
+    todo = len(st.new) + len(st.stale_settings) + len(st.stale_vocabulary)
+    out.print(f"run `medkg build` to extract {todo} document(s)" if todo
+              else "every document's extraction is current")
 
 
 @app.command()

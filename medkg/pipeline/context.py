@@ -25,6 +25,7 @@ class BuildReport:
     links: int = 0
     rejected: int = 0  # triples the RuleHub's hard rules kept out of the graph
     unfinished: int = 0  # documents with a chunk the engine could not extract (retried)
+    reextracted: int = 0  # of ``documents``: extracted before with other inputs
     review_unresolved: int = 0  # curators' decisions whose statement or entity is gone
     levels: list[LevelStats] = field(default_factory=list)  # the SAC-KG loop, per level
 
@@ -38,3 +39,4 @@ class BuildContext:
     concepts: ConceptIndex
     progress: Progress
     report: BuildReport
+    reextract: bool = False  # extract every document again, current or not

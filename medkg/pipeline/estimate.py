@@ -57,7 +57,9 @@ def estimate_build(parts: Components) -> BuildEstimate:
             estimate.completion_tokens += expected_output_tokens(
                 backend.count_tokens(text), ratio, cfg.max_tokens)
 
-    todo = documents_to_extract(parts.store)
+    from medkg.pipeline.reextract import current_mark
+
+    todo = documents_to_extract(parts.store, current_mark(parts))  # new and stale ones
     estimate.documents = len(todo)
     packs = [p for group in document_groups(todo, parts.settings.extraction.engine)
              for p in pack([c for _layer, doc_id in group for c in parts.store.chunks(doc_id)],

@@ -12,7 +12,13 @@ from medkg import timing
 from medkg.engines import extractor
 from medkg.model import Chunk, Entity, Layer, Triple
 from medkg.pipeline.context import BuildContext
-from medkg.pipeline.state import STAGE_EXTRACTED, documents_to_extract
+from medkg.pipeline.state import (
+    STAGE_EXTRACTED,
+    STAGE_INGESTED,
+    documents_done,
+    documents_to_extract,
+    extraction_marks,
+)
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -25,9 +31,14 @@ BATCH_DOCUMENTS = 8  # documents per task sent to a worker, or per LLM extractio
 
 def run(ctx: BuildContext) -> None:
     from medkg.construction.extraction import assemble
+    from medkg.pipeline.reextract import clear_extraction, current_mark
 
     parts, report = ctx.parts, ctx.report
-    todo = documents_to_extract(parts.store)
+    mark = current_mark(parts)
+    # New documents, and those extracted with other inputs (settings, models, a
+    # vocabulary load that touched them) or, with --reextract, every document.
+    todo = (list(documents_done(parts.store, STAGE_INGESTED)) if ctx.reextract
+            else documents_to_extract(parts.store, mark))
     cfg = parts.settings
     results = _extracted(ctx, todo)
     for i in range(len(todo) + 1):
@@ -37,6 +48,10 @@ def run(ctx: BuildContext) -> None:
         if item is None:
             break
         layer, doc_id, extraction = item
+        if extraction_marks(parts.store.stages(doc_id)):  # an earlier extraction's output
+            with timing.stage("store"):
+                clear_extraction(parts, doc_id)
+            report.reextracted += 1
         with timing.stage("assemble"):
             entities, triples = assemble(layer, extraction, ctx.concepts,
                                          cfg.extraction.context_chars)
@@ -56,6 +71,7 @@ def run(ctx: BuildContext) -> None:
             continue
         with timing.stage("store"):
             parts.store.mark_stage(doc_id, STAGE_EXTRACTED)
+            parts.store.mark_stage(doc_id, str(mark))
         report.documents += 1
 
 

@@ -218,6 +218,12 @@ def load_vocabulary(parts: Components, path: Path | None,
 def store_vocabulary(parts: Components, load: VocabularyLoad) -> None:
     """Store parsed concepts as the vocabulary layer and bring what follows from
     it (the concept index, linking, concept vectors) up to date."""
+    from medkg.pipeline.reextract import changed_concepts, restamp
+
+    # What the load changes, against the vocabulary as it was (documents that
+    # cannot have changed keep their extraction: see pipeline/reextract.py).
+    old_version = parts.state.version(VOCABULARY)
+    changed = changed_concepts(parts.concept_index(), load.concepts)
     # The saved concept index goes stale before the graph changes, and is made
     # anew, for a new vocabulary version, once the graph holds the load.
     parts.state.forget(VOCABULARY)
@@ -225,6 +231,7 @@ def store_vocabulary(parts: Components, load: VocabularyLoad) -> None:
     parts.state.new_version(VOCABULARY)
     parts.concept_index(rebuild=True)
     parts.vocabulary_changed()
+    restamp(parts, old_version, changed)
     # Concept vectors are made when linking needs them (link.embed_concepts); the
     # old ones of reloaded concepts go, on disk too.
     concept_vectors = parts.index("concepts")

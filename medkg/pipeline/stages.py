@@ -40,12 +40,14 @@ BUILD_STAGES: tuple[Stage, ...] = (
 
 
 def build(parts: Components, progress: Progress = no_progress,
-          skip: frozenset[str] = frozenset()) -> BuildReport:
+          skip: frozenset[str] = frozenset(), *, reextract: bool = False) -> BuildReport:
     """Run every build stage in order (those named in ``skip`` excepted), after
-    bringing derived data in line with the graph."""
+    bringing derived data in line with the graph; ``reextract``: extract every
+    document again, even those whose extraction is current."""
     with timing.stage("reconcile"):
         reconcile(parts)
-    ctx = BuildContext(parts, parts.concept_index(), progress, BuildReport())
+    ctx = BuildContext(parts, parts.concept_index(), progress, BuildReport(),
+                       reextract=reextract)
     for stage in BUILD_STAGES:
         if stage.name not in skip and stage.when(parts.settings):
             with timing.stage(stage.name):

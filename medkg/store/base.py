@@ -98,6 +98,12 @@ class GraphStore(Protocol):
     def document_sources(self, layer: Layer) -> dict[str, list[str]]:
         """Source -> ids of the layer's documents from it (edits replace a version)."""
         ...
+    def unmark_stage(self, document_id: str, stage: str) -> None: ...
+    def delete_extraction(self, document_id: str, marks: Iterable[str]) -> Deletion:
+        """Remove what extraction wrote from the document (mentions, evidence, what
+        only they supported, their links) and these stage marks, in one
+        transaction; its text and chunks stay."""
+        ...
     def delete_document(self, document_id: str,
                         journal: Callable[[Deletion], None] | None = None) -> Deletion:
         """Remove the document and what only it supported in one transaction;

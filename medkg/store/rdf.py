@@ -94,6 +94,20 @@ class RDFGraphStore(RDFReader):
         graph = self._document_graph(document_id)
         self._write([(doc, MKG.completed, Literal(stage), graph)])
 
+    def unmark_stage(self, document_id: str, stage: str) -> None:
+        doc = self.iris.node("doc", document_id)
+        self._remove([(doc, MKG.completed, Literal(stage), self._document_graph(document_id))])
+
+    def delete_extraction(self, document_id: str, marks: Iterable[str]) -> Deletion:
+        """Remove what extraction wrote from a document, and these stage marks,
+        in one transaction: as :meth:`delete_document`, but its text and chunks
+        stay (it is extracted again)."""
+        quads, out = self._deletion_plan(document_id, keep_text=True)
+        doc = self.iris.node("doc", document_id)
+        graph = self._document_graph(document_id)
+        self._remove([*quads, *((doc, MKG.completed, Literal(m), graph) for m in marks)])
+        return out
+
     def delete_document(self, document_id: str,
                         journal: Callable[[Deletion], None] | None = None) -> Deletion:
         """Remove a document and everything only it supports: its chunks, the
@@ -109,7 +123,8 @@ class RDFGraphStore(RDFReader):
         self._remove(quads)
         return out
 
-    def _deletion_plan(self, document_id: str) -> tuple[list[AnyQuad], Deletion]:
+    def _deletion_plan(self, document_id: str, *, keep_text: bool = False
+                       ) -> tuple[list[AnyQuad], Deletion]:
         graph_iri = self._document_graph(document_id)
         graph = self._graph(graph_iri)
         doc = self.iris.node("doc", document_id)
@@ -120,7 +135,8 @@ class RDFGraphStore(RDFReader):
             for s, p, o in graph.triples(pattern):
                 gone[(s, p, o, graph_iri)] = None
 
-        take((doc, None, None))
+        if not keep_text:
+            take((doc, None, None))
         mentions: set[Node] = set()
         evidence: set[Node] = set()
         for node in self._subjects(MKG.document, doc, graph_iri):
@@ -131,6 +147,8 @@ class RDFGraphStore(RDFReader):
                 take((None, PROV.wasDerivedFrom, node))
                 evidence.add(node)
             elif (node, RDF.type, MKG.Chunk) in graph:
+                if keep_text:
+                    continue
                 out.chunks.append(self._id_of(node))
             take((node, None, None))
         out.mentions, out.evidence = len(mentions), len(evidence)

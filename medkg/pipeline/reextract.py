@@ -1,0 +1,203 @@
+"""Re-extraction when its inputs change: which documents an extraction made now
+would give something else, and moving the others to a new vocabulary version.
+
+A document's extraction is stamped ``extracted@SETTINGS/VOCABULARY``
+(:class:`medkg.pipeline.state.ExtractionMark`). ``SETTINGS`` changes with the
+engine, the extraction settings, the models' files (NER pipelines, lexicon,
+relation model) and, for the LLM engine, the model, its generation settings and
+the prompt's version: every document is redone then. ``VOCABULARY`` changes with
+every vocabulary load; :func:`restamp` then works out which documents the load
+can have changed and moves every other document's mark to the new version:
+
+- a document whose text names a term (name or synonym, old or new) of a concept
+  the load added, changed (terms, group, obsolete, ``replaced_by``) or dropped;
+- a document with an entity normalised to such a concept.
+
+What it does not see: an entity matched only approximately (character n-grams)
+that a new concept would now match better. ``medkg build --reextract`` redoes
+everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from medkg.pipeline.state import (
+    STAGE_EXTRACTED,
+    STAGE_INGESTED,
+    ExtractionMark,
+    documents_done,
+    extraction_marks,
+    fingerprint,
+)
+from medkg.stagestate import VOCABULARY
+
+if TYPE_CHECKING:
+    from medkg.components import Components
+    from medkg.config import Settings
+    from medkg.model import Concept
+    from medkg.ontology.index import ConceptIndex
+
+SMALL_FILE = 1 << 20  # files up to this size are identified by content, larger by size
+
+
+@lru_cache(maxsize=64)
+def _tree_identity(path: str, mtime_ns: int) -> str:
+    """A digest of a model file or directory: content of small files, size of
+    large ones (a model's weights), relative names."""
+    root = Path(path)
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for file in files:
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(root) if file != root else file.name}\0{size}\0"
+                      .encode())
+        if size <= SMALL_FILE:
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _identity(path: Path) -> str:
+    return _tree_identity(str(path), os.stat(path).st_mtime_ns)
+
+
+def settings_identity(settings: Settings) -> str:
+    """The ``SETTINGS`` part of the extraction mark (see the module docstring)."""
+    from medkg.construction.lexicon import BUNDLED_LEXICON
+    from medkg.construction.nlp import resolve_ner_models
+    from medkg.construction.relation_model import BUNDLED_RELATIONS
+    from medkg.modelref import ModelRef
+
+    cfg = settings.extraction
+    parts: list[object] = [
+        cfg.model_dump(mode="json", exclude={"executor", "parallel_min_documents"}),
+        settings.construction.levels > 0,  # the SAC-KG loop decides which triples enter
+    ]
+    if cfg.engine == "builtin":
+        models = [*resolve_ner_models(cfg.ner_model),
+                  ModelRef(cfg.lexicon, "extraction.lexicon").path(BUNDLED_LEXICON),
+                  ModelRef(cfg.relation_model, "extraction.relation_model")
+                  .path(BUNDLED_RELATIONS)]
+        parts.append([_identity(p) for p in models if p is not None])
+    else:
+        from medkg.llm.prompts import load_prompt
+
+        parts.append(settings.llm.model_dump(mode="json", include={
+            "backend", "model", "base_url", "temperature", "seed", "max_tokens", "pack_tokens"}))
+        parts.append(load_prompt("extract_entities").version)
+    return fingerprint(*parts)[:12]
+
+
+def current_mark(parts: Components) -> ExtractionMark:
+    return ExtractionMark.current(parts.settings, parts.state.version(VOCABULARY))
+
+
+@dataclass
+class ExtractionStatus:
+    """Where each ingested document stands against the workspace's inputs now."""
+
+    current: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # never extracted (or unfinished)
+    stale_settings: list[str] = field(default_factory=list)  # engine/settings/models changed
+    stale_vocabulary: list[str] = field(default_factory=list)  # a vocabulary load touched it
+
+
+def extraction_status(parts: Components) -> ExtractionStatus:
+    mark = current_mark(parts)
+    out = ExtractionStatus()
+    store = parts.store
+    for _layer, doc_id in documents_done(store, STAGE_INGESTED):
+        stages = store.stages(doc_id)
+        marks = ExtractionMark.of(stages)
+        if STAGE_EXTRACTED not in stages:
+            out.new.append(doc_id)
+        elif mark in marks:
+            out.current.append(doc_id)
+        elif any(m.settings == mark.settings for m in marks):
+            out.stale_vocabulary.append(doc_id)
+        else:
+            out.stale_settings.append(doc_id)
+    return out
+
+
+def clear_extraction(parts: Components, document_id: str) -> int:
+    """Remove what a document's earlier extraction wrote (its text and chunks
+    stay) with its extraction marks, in one store transaction; its entity
+    vectors follow. How many entities went."""
+    marks = extraction_marks(parts.store.stages(document_id))
+    gone = parts.store.delete_extraction(document_id, marks)
+    if gone.entities:
+        index = parts.index("entities")
+        index.delete(gone.entities)
+        index.save()
+    return len(gone.entities)
+
+
+def _signature(concept: Concept) -> tuple[object, ...]:
+    return (sorted(concept.terms()), concept.semantic_group, concept.obsolete,
+            concept.replaced_by)
+
+
+def changed_concepts(old: ConceptIndex, new: Iterable[Concept]) -> list[Concept]:
+    """The concepts of a load that are new, or differ from the live concept of
+    the same id in ``old`` (terms, group, obsolete, replaced_by); for a changed
+    one, its old version too (its old terms may be in a document)."""
+    out: list[Concept] = []
+    for concept in new:
+        before = old.get(concept.id)
+        if before is None:
+            if not concept.obsolete:
+                out.append(concept)
+            elif concept.replaced_by is not None:
+                out.append(concept)  # a mention of its id now resolves to the replacement
+        elif _signature(before) != _signature(concept):
+            out += [before, concept]
+    return out
+
+
+def affected_documents(parts: Components, changed: list[Concept]) -> set[str]:
+    """Ingested documents a vocabulary change can alter (see the module docstring)."""
+    from medkg.ontology.index import ConceptIndex
+
+    if not changed:
+        return set()
+    store = parts.store
+    affected: set[str] = set()
+    ids = sorted({c.id for c in changed})
+    for brief in store.entities_of_concepts(ids):
+        for chunk_id in brief.chunk_ids:
+            affected.add(store.chunk(chunk_id).document_id)
+    probe = ConceptIndex([c.model_copy(update={"obsolete": False}) for c in changed])
+    min_chars = parts.settings.extraction.min_term_chars
+    for _layer, doc_id in documents_done(store, STAGE_INGESTED):
+        if doc_id not in affected and probe.find_in(store.document(doc_id).text, min_chars):
+            affected.add(doc_id)
+    return affected
+
+
+def restamp(parts: Components, old_version: str | None, changed: list[Concept]) -> int:
+    """After a vocabulary load: documents whose extraction was current with the
+    old vocabulary and that the load cannot have changed get the new version in
+    their mark; the others stay stale and are extracted again by the next build.
+    How many were moved."""
+    if old_version is None:
+        return 0
+    before = ExtractionMark.current(parts.settings, old_version)
+    after = current_mark(parts)
+    if before == after:
+        return 0
+    affected = affected_documents(parts, changed)
+    store, moved = parts.store, 0
+    for _layer, doc_id in documents_done(store, STAGE_INGESTED):
+        if doc_id in affected or str(before) not in store.stages(doc_id):
+            continue
+        store.mark_stage(doc_id, str(after))  # the new mark first: a crash leaves both
+        store.unmark_stage(doc_id, str(before))
+        moved += 1
+    return moved
