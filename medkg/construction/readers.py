@@ -129,6 +129,12 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
             log.warning("%s: %s", path, warning.message)
     except (PyPdfError, ValueError, KeyError, OSError) as exc:
         raise UnreadableDocumentError(path, f"is not a readable PDF ({exc})") from exc
+    except Exception as exc:
+        # pypdf parses untrusted bytes and, on a damaged file, can fail anywhere
+        # inside (fuzzing found NotImplementedError for an unknown stream filter):
+        # whatever it raises, this file cannot be read, and the error says which.
+        raise UnreadableDocumentError(
+            path, f"is not a readable PDF ({type(exc).__name__}: {exc})") from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text.strip():
         raise EmptyDocumentError(

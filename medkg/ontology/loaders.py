@@ -83,6 +83,9 @@ def load_file(path: Path, *, rrf_filter: RRFFilter = RRFFilter()) -> VocabularyL
         raise VocabularyError(
             path, None, f"unknown vocabulary format {path.suffix!r}",
             hint="give an .obo or .owl file, a UMLS META directory, or a .tsv/.csv table")
+    if not concepts:  # a header and nothing else (found by fuzzing: was an IndexError)
+        raise VocabularyError(path, None, "no concepts in it",
+                              hint="a vocabulary file needs at least one term")
     return finish(concepts, concepts[0].source)
 
 
