@@ -285,9 +285,10 @@ def documents(workspace: WorkspaceOpt = Path(".")) -> None:
         for layer in (Layer.USER, Layer.LITERATURE):
             for doc_id in ws.store.document_ids(layer):
                 doc = ws.store.document(doc_id)
-                rows.append((doc_id, layer.value, doc.title, doc.source,
-                             ", ".join(sorted(ws.store.stages(doc_id)))))
-    table = Table("id", "layer", "title", "source", "stages")
+                stages = sorted(s for s in ws.store.stages(doc_id) if "@" not in s)
+                rows.append((doc_id, layer.value, doc.title, doc.source, ", ".join(stages),
+                             str(len(doc.revision_of)) if doc.revision_of else ""))
+    table = Table("id", "layer", "title", "source", "stages", "replaces")
     for row in rows:
         table.add_row(*row)
     out.print(table)

@@ -97,6 +97,7 @@ class DocumentInfo(BaseModel):
     title: str
     source: str
     stages: list[str]
+    revision_of: list[str] = []  # earlier versions of this document that it replaced
 
 
 class DocumentText(DocumentInfo):
@@ -108,6 +109,7 @@ class IngestResult(BaseModel):
     chunks: int
     skipped: int
     failed: dict[str, str]
+    replaced: list[str] = []  # earlier versions of the same upload name, deleted
 
 
 class DeleteResult(BaseModel):
@@ -247,7 +249,7 @@ def create_app(workspace: Workspace) -> FastAPI:
                 for doc_id in ws.store.document_ids(lay):
                     doc = ws.store.document(doc_id)
                     out.append(DocumentInfo(id=doc.id, layer=doc.layer, title=doc.title,
-                                            source=doc.source,
+                                            source=doc.source, revision_of=doc.revision_of,
                                             stages=sorted(ws.store.stages(doc_id))))
             return out
 
@@ -257,14 +259,15 @@ def create_app(workspace: Workspace) -> FastAPI:
         with owned() as ws:
             doc = ws.store.document(document_id)
             return DocumentText(id=doc.id, layer=doc.layer, title=doc.title, source=doc.source,
-                                stages=sorted(ws.store.stages(doc.id)), text=doc.text)
+                                stages=sorted(ws.store.stages(doc.id)), text=doc.text,
+                                revision_of=doc.revision_of)
 
     @app.post("/api/documents", response_model=IngestResult, tags=["documents"],
               responses={400: {"model": Problem}, 413: {"model": Problem}})
     def upload(_reviewer: Who, file: Annotated[UploadFile, File()],
                layer: Annotated[Layer, Form()] = Layer.USER) -> IngestResult:
         """Ingest one uploaded document (.txt .md .jsonl .pdf); ``POST /api/build``
-        extracts from it."""
+        extracts from it. An upload of the same name replaces the earlier one."""
         if layer is Layer.VOCABULARY:
             raise ReviewError("vocabularies are loaded with `medkg vocab load`")
         data = file.file.read(MAX_UPLOAD + 1)
@@ -280,7 +283,7 @@ def create_app(workspace: Workspace) -> FastAPI:
         reasons = [why.split(": ", 1)[-1] for why in report.failed.values()]
         failed = dict(zip([name], reasons, strict=False))  # one file was sent
         return IngestResult(documents=report.documents, chunks=report.chunks,
-                            skipped=report.skipped, failed=failed)
+                            skipped=report.skipped, failed=failed, replaced=report.replaced)
 
     @app.delete("/api/documents/{document_id}", response_model=DeleteResult,
                 tags=["documents"], responses={404: {"model": Problem}})

@@ -153,10 +153,16 @@ def test_documents_entities_and_ask(served: tuple[TestClient, dict[str, str], Pa
     empty = client.post("/api/documents", headers=auth, data={"layer": "user"},
                         files={"file": ("empty.txt", b"", "text/plain")})
     assert empty.status_code == 200 and empty.json()["failed"], empty.text
+    first = next(d for d in client.get("/api/documents", headers=auth).json()
+                 if d["source"] == "upload:new note.txt")
+    again = client.post("/api/documents", headers=auth, data={"layer": "user"},
+                        files={"file": ("new note.txt", b"Aspirin prevents stroke in adults.",
+                                        "text/plain")})
+    assert again.status_code == 200 and again.json()["replaced"] == [first["id"]], again.text
     built = client.post("/api/build", headers=auth)
     assert built.status_code == 200 and built.json()["documents"] == 1, built.text
-    new = next(d for d in client.get("/api/documents", headers=auth).json()
-               if d["source"].endswith("new note.txt"))
+    [new] = [d for d in client.get("/api/documents", headers=auth).json()
+             if d["source"] == "upload:new note.txt"]
     gone = client.delete(f"/api/documents/{new['id']}", headers=auth)
     assert gone.status_code == 200 and gone.json()["chunks"] >= 1
     answer = client.post("/api/ask", headers=auth,
