@@ -41,6 +41,8 @@ LITERATURE = ["01-type2-diabetes.md", "02-hypertension.md", "07-chronic-kidney-d
 NOTES = ["note-01-diabetes-followup.txt", "note-02-cough-on-lisinopril.txt"]
 QUESTION = "What are the adverse effects of metformin?"
 LOAD_TIME = re.compile(r'<http://www.w3.org/ns/prov#generatedAtTime> "[^"]*"')
+# Every vocabulary load makes a new version, which extraction marks name.
+MARK_VOCABULARY = re.compile(r'"extracted@([0-9a-f]+)/[0-9a-f]+"')
 
 
 def medkg(args: list[str], kill_at: int = 0) -> subprocess.CompletedProcess[str]:
@@ -62,8 +64,8 @@ def snapshot(root: Path) -> dict[str, object]:
     """The graph and everything derived from it, comparable between runs."""
     out: dict[str, object] = {}
     with Workspace.open(root) as ws:
-        out["quads"] = sorted(LOAD_TIME.sub("<load time>", " ".join(t.n3() for t in q))
-                              for q in ws.store.quads())
+        out["quads"] = sorted(MARK_VOCABULARY.sub(r'"extracted@\1/<version>"', LOAD_TIME.sub(
+            "<load time>", " ".join(t.n3() for t in q))) for q in ws.store.quads())
         state = ws.parts.state
         out["pending deletes"] = state.pending_deletes()
         out["stages"] = sorted((k, v) for k, v in state.recorded().items()
@@ -144,12 +146,34 @@ def _delete_args(ws: Path, lit: Path, user: Path, tmp: Path) -> list[str]:
     return ["delete", *ids, "-w", str(ws)]
 
 
+def _prepare_edited(ws: Path, lit: Path, user: Path) -> None:
+    """Built; then one note edited, one removed, one added (for ``ingest --sync``)."""
+    _prepare_built(ws, lit, user)
+    first, second = (user / name for name in NOTES)
+    first.write_text(first.read_text(encoding="utf-8") + "\nPlan: start amlodipine 5 mg.\n",
+                     encoding="utf-8")
+    second.unlink()
+    (user / "note-03-new.txt").write_text("Metformin was started for type 2 diabetes.\n",
+                                          encoding="utf-8")
+
+
+def _prepare_stale(ws: Path, lit: Path, user: Path) -> None:
+    """Built; then a vocabulary update that touches some documents (re-extraction)."""
+    _prepare_built(ws, lit, user)
+    with Workspace.open(ws) as w:
+        w.load_vocabulary(_updated_vocabulary(ws.parent))
+        assert w.extraction_status().stale_vocabulary
+
+
 SCENARIOS: dict[str, Scenario] = {
     "ingest": (_prepare_vocab,
                lambda ws, lit, user, tmp: ["ingest", str(lit), "--layer", "literature",
                                            "-w", str(ws)]),
     "build": (_prepare_ingested, lambda ws, lit, user, tmp: ["build", "-w", str(ws)]),
     "delete": (_prepare_built, _delete_args),
+    "ingest --sync": (_prepare_edited,
+                      lambda ws, lit, user, tmp: ["ingest", "--sync", str(user), "-w", str(ws)]),
+    "re-extract": (_prepare_stale, lambda ws, lit, user, tmp: ["build", "-w", str(ws)]),
     "vocab load": (_prepare_built,
                    lambda ws, lit, user, tmp: ["vocab", "load", str(_updated_vocabulary(tmp)),
                                                "-w", str(ws)]),
