@@ -13,7 +13,7 @@ from medkg import timing
 from medkg.errors import DocumentError, WorkspaceError
 from medkg.model import Document, Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
-from medkg.stagestate import VOCABULARY
+from medkg.stagestate import VOCABULARY, fingerprint
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -228,7 +228,11 @@ def store_vocabulary(parts: Components, load: VocabularyLoad) -> None:
     # anew, for a new vocabulary version, once the graph holds the load.
     parts.state.forget(VOCABULARY)
     parts.store.add_concepts(load.concepts, load.source)
-    parts.state.new_version(VOCABULARY)
+    # The new version follows from the old one and what was loaded: workspaces
+    # that loaded the same vocabularies in the same order have the same version
+    # (and the same extraction marks); a load cut short starts a chain of its own.
+    parts.state.record(VOCABULARY, fingerprint(
+        old_version, load.source, [c.model_dump(mode="json") for c in load.concepts]))
     parts.concept_index(rebuild=True)
     parts.vocabulary_changed()
     restamp(parts, old_version, changed)
