@@ -75,8 +75,12 @@ def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list
 
 
 def _under(directories: list[Path], source: str) -> bool:
-    file = source.split("#", 1)[0]
-    return any(file.startswith(str(d) + os.sep) for d in directories)
+    return any(source.startswith(str(d) + os.sep) for d in directories)
+
+
+def _of_file(sources: Iterable[str], path: Path) -> list[str]:
+    """The sources that come from the file at ``path`` (itself, or its JSONL records)."""
+    return [s for s in sources if s == str(path) or s.startswith(f"{path}#")]
 
 
 def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPlan:
@@ -90,7 +94,7 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
             documents = _read(parts, path, layer, None)
         except DocumentError as exc:
             plan.failed[str(path)] = str(exc)
-            seen.update(s for s in known if s.split("#", 1)[0] == str(path))
+            seen.update(_of_file(known, path))
             continue
         for doc in documents:
             seen.add(doc.source)
@@ -139,7 +143,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             documents = _read(parts, path, layer, named.get(path))
         except DocumentError as exc:
             report.failed[str(path)] = str(exc)
-            sources.update(s for s in known if s.split("#", 1)[0] == str(path))
+            sources.update(_of_file(known, path))
             continue
         for doc in documents:
             sources.add(doc.source)
