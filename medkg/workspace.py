@@ -234,6 +234,12 @@ class Workspace:
 
         return extraction_status(self.parts)
 
+    def links_current(self) -> bool:
+        """Whether the cross-layer links were made from what the workspace has now."""
+        from medkg.pipeline.link import is_current
+
+        return is_current(self.parts)
+
     def grow(self, concepts: ConceptIndex | None = None, progress: Progress = no_progress
              ) -> list[LevelStats]:
         """Run (or resume) the SAC-KG loop to ``construction.levels`` levels."""

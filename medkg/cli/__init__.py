@@ -235,6 +235,7 @@ def status(workspace: WorkspaceOpt = Path(".")) -> None:
     extraction is stale (settings or models changed; a vocabulary load touched them)."""
     with open_to_read(workspace) as ws:
         st = _run(ws.extraction_status)
+        links = _run(ws.links_current)
         pending = len(ws.parts.state.pending_deletes())
     table = Table("documents", "count", "next build")
     for what, ids, then in (
@@ -246,6 +247,9 @@ def status(workspace: WorkspaceOpt = Path(".")) -> None:
     out.print(table)
     if pending:
         out.print(f"{pending} delete(s) cut short: the next command that writes finishes them")
+    if not links:
+        out.print("cross-layer links: made again by the next build (new entities, a "
+                  "vocabulary load or changed linking settings)")
     todo = len(st.new) + len(st.stale_settings) + len(st.stale_vocabulary)
     out.print(f"run `medkg build` to extract {todo} document(s)" if todo
               else "every document's extraction is current")

@@ -22,12 +22,21 @@ STAGE = "link"
 EMBED_BATCH = 512
 
 
+def inputs(parts: Components) -> str:
+    """The fingerprint of what links depend on: the entities (new with every
+    extraction or deletion, which change the corpus version) and the linking
+    settings (a vocabulary load forgets the stage)."""
+    return fingerprint(parts.corpus.fingerprint(), parts.settings.linking.model_dump(mode="json"))
+
+
+def is_current(parts: Components) -> bool:
+    """Whether the links were made from what the workspace has now."""
+    return parts.state.current(STAGE, inputs(parts))
+
+
 def run(ctx: BuildContext) -> None:
     parts = ctx.parts
-    # Links depend on the entities (new with every extraction or deletion, which
-    # change the corpus version), the vocabulary (a load forgets this stage) and
-    # the linking settings.
-    fp = fingerprint(parts.corpus.fingerprint(), parts.settings.linking.model_dump(mode="json"))
+    fp = inputs(parts)
     if not parts.state.current(STAGE, fp):
         link(parts, ctx.concepts, ctx.progress)
         parts.state.record(STAGE, fp)

@@ -76,6 +76,7 @@ def test_a_vocabulary_update_redoes_only_the_documents_it_touches(tmp_path: Path
         assert entities and entities[0].mentions[0].text == "hacking cough"
         updated = _graph(ws)
     assert shown.exit_code == 0 and "run `medkg build` to extract 1 document(s)" in shown.output
+    assert "cross-layer links: made again by the next build" in shown.output
     with _workspace(tmp_path, "fresh", vocabulary) as ws:
         assert updated == _graph(ws)
 
