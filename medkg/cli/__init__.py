@@ -98,11 +98,14 @@ def ingest(
                               ("delete", plan.removed)):
             for source in sources:  # tab-separated, for scripts
                 sys.stdout.write(f"{what}\t{source}\n")
+        for old, new in plan.moved:
+            sys.stdout.write(f"move\t{old}\t{new}\n")
         for failed, why in plan.failed.items():
             reason = why.splitlines()[0].split(": ", 1)[-1]
             sys.stdout.write(f"unreadable\t{failed}\t{reason}\n")
         console.print(f"would add {len(plan.added)}, update {len(plan.changed)}, delete "
-                      f"{len(plan.removed)}; {len(plan.unchanged)} unchanged, "
+                      f"{len(plan.removed)}, move {len(plan.moved)}; "
+                      f"{len(plan.unchanged)} unchanged, "
                       f"{len(plan.failed)} unreadable (kept as they are)")
         return
     with _run(lambda: Workspace.open(workspace)) as ws:

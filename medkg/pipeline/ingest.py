@@ -45,6 +45,7 @@ class SyncPlan:
     changed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str]] = field(default_factory=list)  # (old source, new): renames
     failed: dict[str, str] = field(default_factory=dict)
 
 
@@ -87,6 +88,7 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
     """What :func:`ingest` with ``sync=True`` would change, without changing it."""
     files = expand(paths)
     known = parts.store.document_sources(layer)
+    source_of = {doc_id: source for source, ids in known.items() for doc_id in ids}
     plan = SyncPlan()
     seen: set[str] = set()
     for path in files:
@@ -99,6 +101,11 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
         for doc in documents:
             seen.add(doc.source)
             ids = known.get(doc.source, [])
+            moved_from = source_of.get(doc.id)
+            if not ids and moved_from is not None and moved_from != doc.source:
+                plan.moved.append((moved_from, doc.source))  # same text, new name
+                seen.add(moved_from)
+                continue
             bucket = plan.added if not ids else (
                 plan.unchanged if ids == [doc.id] else plan.changed)
             bucket.append(doc.source)
@@ -132,6 +139,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     files = expand(paths)
     named = {Path(os.path.abspath(p)): n for p, n in (names or {}).items()}
     known = store.document_sources(layer)
+    source_of = {doc_id: source for source, ids in known.items() for doc_id in ids}
     pending: list[str] = []
     committed = time.monotonic()
     seen: set[str] = set()  # documents of this call, against a second copy
@@ -153,6 +161,15 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
                                                 and STAGE_INGESTED in store.stages(doc.id))
             if known_here:
                 report.skipped += 1  # already here, or a second copy in this batch
+                moved_from = source_of.get(doc.id)
+                if moved_from is not None and moved_from != doc.source:
+                    # The same text under another name (a file renamed or moved): it
+                    # keeps its id and extraction and takes the new source, so that a
+                    # sync does not delete it as the old file's document.
+                    with timing.stage("store"):
+                        store.add_document(doc, store.chunks(doc.id))
+                    known[moved_from] = [d for d in known[moved_from] if d != doc.id]
+                    source_of[doc.id] = doc.source
             else:
                 if earlier:
                     chain = [e for d in earlier for e in store.document(d).revision_of]
@@ -176,6 +193,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
                     delete_document(parts, old)
                 report.replaced.append(old)
             known[doc.source] = [doc.id]
+            source_of[doc.id] = doc.source
             if len(pending) >= COMMIT_DOCUMENTS and (
                     time.monotonic() - committed >= COMMIT_SECONDS):
                 _commit_ingested(parts, index, pending)

@@ -117,7 +117,7 @@ def test_sync_mirrors_a_folder_and_dry_run_changes_nothing(tmp_path: Path) -> No
     assert ("update", str(folder / "a.txt")) in lines
     assert ("delete", str(folder / "b.txt")) in lines
     assert not any(what == "delete" and "other.txt" in src for what, src in lines)
-    assert "would add 1, update 1, delete 1; 1 unchanged, 1 unreadable" in dry.output
+    assert "would add 1, update 1, delete 1, move 0; 1 unchanged, 1 unreadable" in dry.output
     with Workspace.open(root) as ws:
         assert len(ws.store.document_ids(Layer.USER)) == 4  # the dry run changed nothing
 
@@ -131,3 +131,23 @@ def test_sync_mirrors_a_folder_and_dry_run_changes_nothing(tmp_path: Path) -> No
         assert ws.store.document(next(
             d for d in ws.store.document_ids(Layer.USER)
             if ws.store.document(d).source.endswith("a.txt"))).text == V2
+
+
+def test_sync_keeps_a_renamed_file_as_the_same_document(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "old name.txt").write_text(V1, encoding="utf-8")
+    with _new(tmp_path / "ws") as ws:
+        ws.ingest([folder], Layer.USER)
+        ws.build()
+        [doc_id] = ws.store.document_ids(Layer.USER)
+        statements = sorted(t.id for t in ws.store.triples(Layer.USER))
+        (folder / "old name.txt").rename(folder / "new name.txt")
+        plan = ws.plan_sync([folder], Layer.USER)
+        report = ws.ingest([folder], Layer.USER, sync=True)
+        assert report.removed == [] and report.documents == 0 and report.skipped == 1
+        assert ws.store.document_ids(Layer.USER) == [doc_id]
+        assert ws.store.document(doc_id).source == str(folder / "new name.txt")
+        assert sorted(t.id for t in ws.store.triples(Layer.USER)) == statements
+    assert plan.moved == [(str(folder / "old name.txt"), str(folder / "new name.txt"))]
+    assert not plan.added and not plan.removed
