@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,6 +75,11 @@ def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list
     return documents
 
 
+def _folders(paths: Sequence[Path]) -> list[Path]:
+    """The directories among ``paths``, absolute: what a sync mirrors."""
+    return [Path(os.path.abspath(p)) for p in paths if Path(p).is_dir()]
+
+
 def _under(directories: list[Path], source: str) -> bool:
     return any(source.startswith(str(d) + os.sep) for d in directories)
 
@@ -84,6 +89,33 @@ def _of_file(sources: Iterable[str], path: Path) -> list[str]:
     return [s for s in sources if s == str(path) or s.startswith(f"{path}#")]
 
 
+def _documents(parts: Components, files: Sequence[Path], layer: Layer,
+               known: Mapping[str, list[str]], failed: dict[str, str], read: set[str],
+               names: Mapping[Path, str] | None = None,
+               progress: Progress = no_progress) -> Iterator[Document]:
+    """Each file's documents, in order. A file that cannot be read goes into
+    ``failed``; ``read`` gets every source seen, a failed file's known ones too
+    (a sync keeps the documents of a file it could not read)."""
+    for i, path in enumerate(files):
+        progress("ingest", i, len(files))
+        try:
+            documents = _read(parts, path, layer, (names or {}).get(path))
+        except DocumentError as exc:
+            failed[str(path)] = str(exc)
+            read.update(_of_file(known, path))
+            continue
+        for doc in documents:
+            read.add(doc.source)
+            yield doc
+
+
+def _moved_from(doc: Document, source_of: Mapping[str, str]) -> str | None:
+    """The source this document's text was known under, when it is another
+    (a file renamed or moved)."""
+    before = source_of.get(doc.id)
+    return before if before is not None and before != doc.source else None
+
+
 def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPlan:
     """What :func:`ingest` with ``sync=True`` would change, without changing it."""
     files = expand(paths)
@@ -91,25 +123,17 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
     source_of = {doc_id: source for source, ids in known.items() for doc_id in ids}
     plan = SyncPlan()
     seen: set[str] = set()
-    for path in files:
-        try:
-            documents = _read(parts, path, layer, None)
-        except DocumentError as exc:
-            plan.failed[str(path)] = str(exc)
-            seen.update(_of_file(known, path))
+    for doc in _documents(parts, files, layer, known, plan.failed, seen):
+        ids = known.get(doc.source, [])
+        moved_from = _moved_from(doc, source_of)
+        if not ids and moved_from is not None:
+            plan.moved.append((moved_from, doc.source))  # same text, new name
+            seen.add(moved_from)
             continue
-        for doc in documents:
-            seen.add(doc.source)
-            ids = known.get(doc.source, [])
-            moved_from = source_of.get(doc.id)
-            if not ids and moved_from is not None and moved_from != doc.source:
-                plan.moved.append((moved_from, doc.source))  # same text, new name
-                seen.add(moved_from)
-                continue
-            bucket = plan.added if not ids else (
-                plan.unchanged if ids == [doc.id] else plan.changed)
-            bucket.append(doc.source)
-    directories = [Path(os.path.abspath(p)) for p in paths if Path(p).is_dir()]
+        bucket = plan.added if not ids else (
+            plan.unchanged if ids == [doc.id] else plan.changed)
+        bucket.append(doc.source)
+    directories = _folders(paths)
     plan.removed = sorted(s for s in known if s not in seen and _under(directories, s))
     return plan
 
@@ -145,62 +169,53 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     seen: set[str] = set()  # documents of this call, against a second copy
     sources: set[str] = set()  # sources read in this call (sync keeps them)
     index = parts.index("chunks")
-    for i, path in enumerate(files):
-        progress("ingest", i, len(files))
-        try:
-            documents = _read(parts, path, layer, named.get(path))
-        except DocumentError as exc:
-            report.failed[str(path)] = str(exc)
-            sources.update(_of_file(known, path))
-            continue
-        for doc in documents:
-            sources.add(doc.source)
-            earlier = [d for d in known.get(doc.source, []) if d != doc.id]
+    for doc in _documents(parts, files, layer, known, report.failed, sources, named, progress):
+        earlier = [d for d in known.get(doc.source, []) if d != doc.id]
+        with timing.stage("store"):
+            known_here = doc.id in seen or (store.has_document(doc.id)
+                                            and STAGE_INGESTED in store.stages(doc.id))
+        if known_here:
+            report.skipped += 1  # already here, or a second copy in this batch
+            moved_from = _moved_from(doc, source_of)
+            if moved_from is not None:
+                # The same text under another name (a file renamed or moved): it
+                # keeps its id and extraction and takes the new source, so that a
+                # sync does not delete it as the old file's document.
+                with timing.stage("store"):
+                    store.add_document(doc, store.chunks(doc.id))
+                known[moved_from] = [d for d in known[moved_from] if d != doc.id]
+                source_of[doc.id] = doc.source
+        else:
+            if earlier:
+                chain = [e for d in earlier for e in store.document(d).revision_of]
+                doc = doc.model_copy(update={"revision_of": list(dict.fromkeys(
+                    [*earlier, *chain]))})
+            with timing.stage("chunk"):
+                chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
             with timing.stage("store"):
-                known_here = doc.id in seen or (store.has_document(doc.id)
-                                                and STAGE_INGESTED in store.stages(doc.id))
-            if known_here:
-                report.skipped += 1  # already here, or a second copy in this batch
-                moved_from = source_of.get(doc.id)
-                if moved_from is not None and moved_from != doc.source:
-                    # The same text under another name (a file renamed or moved): it
-                    # keeps its id and extraction and takes the new source, so that a
-                    # sync does not delete it as the old file's document.
-                    with timing.stage("store"):
-                        store.add_document(doc, store.chunks(doc.id))
-                    known[moved_from] = [d for d in known[moved_from] if d != doc.id]
-                    source_of[doc.id] = doc.source
-            else:
-                if earlier:
-                    chain = [e for d in earlier for e in store.document(d).revision_of]
-                    doc = doc.model_copy(update={"revision_of": list(dict.fromkeys(
-                        [*earlier, *chain]))})
-                with timing.stage("chunk"):
-                    chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
-                with timing.stage("store"):
-                    store.add_document(doc, chunks)
-                with timing.stage("index"):
-                    index.upsert([c.id for c in chunks], vectors)
-                    parts.lexical.upsert((c.id, c.text) for c in chunks)
-                pending.append(doc.id)
-                seen.add(doc.id)
-                report.documents += 1
-                report.chunks += len(chunks)
-            # The new version is stored before the old one goes: a crash in between
-            # leaves both, and the next ingest of the file finishes the replacement.
-            for old in earlier:
-                with timing.stage("store"):
-                    delete_document(parts, old)
-                report.replaced.append(old)
-            known[doc.source] = [doc.id]
-            source_of[doc.id] = doc.source
-            if len(pending) >= COMMIT_DOCUMENTS and (
-                    time.monotonic() - committed >= COMMIT_SECONDS):
-                _commit_ingested(parts, index, pending)
-                committed = time.monotonic()
+                store.add_document(doc, chunks)
+            with timing.stage("index"):
+                index.upsert([c.id for c in chunks], vectors)
+                parts.lexical.upsert((c.id, c.text) for c in chunks)
+            pending.append(doc.id)
+            seen.add(doc.id)
+            report.documents += 1
+            report.chunks += len(chunks)
+        # The new version is stored before the old one goes: a crash in between
+        # leaves both, and the next ingest of the file finishes the replacement.
+        for old in earlier:
+            with timing.stage("store"):
+                delete_document(parts, old)
+            report.replaced.append(old)
+        known[doc.source] = [doc.id]
+        source_of[doc.id] = doc.source
+        if len(pending) >= COMMIT_DOCUMENTS and (
+                time.monotonic() - committed >= COMMIT_SECONDS):
+            _commit_ingested(parts, index, pending)
+            committed = time.monotonic()
     _commit_ingested(parts, index, pending)
     if sync:
-        directories = [Path(os.path.abspath(p)) for p in paths if Path(p).is_dir()]
+        directories = _folders(paths)
         for source in sorted(known):
             if source not in sources and _under(directories, source):
                 for doc_id in known[source]:
