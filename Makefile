@@ -30,7 +30,8 @@ $(STAMP): pyproject.toml Makefile
 # The test tools and the local LLM (llama-cpp-python builds llama.cpp from source:
 # minutes the first time; pip keeps the built wheel in its cache for later installs).
 # The review page's browser tests drive Debian's chromium through Playwright
-# (never `playwright install`, which downloads a browser). The export tests check
+# (never `playwright install`, which downloads a browser); the sparql backend's
+# tests start their own Debian Virtuoso (tests/servers/virtuoso.py). The export tests check
 # medkg's files with the formats' own tools (kgx, sssom-py, networkx), which pin
 # versions of their own: they live in a second venv, $(INTEROP).
 $(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
@@ -41,6 +42,14 @@ $(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null || \
 	  echo "note: chromium could not be installed: the browser tests will skip"; \
+	fi
+	@if [ ! -x /usr/bin/virtuoso-t ]; then \
+	  echo "installing Debian's Virtuoso for the sparql backend's tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq virtuoso-opensource \
+	    >/dev/null || \
+	  echo "note: Virtuoso could not be installed: the sparql backend's tests will skip"; \
 	fi
 	$(PYTHON) -m venv $(INTEROP)
 	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip

@@ -206,8 +206,24 @@ class RetrievalConfig(Section):
 
 
 class StoreConfig(Section):
-    backend: Literal["oxigraph", "memory"] = "oxigraph"
-    base_iri: str = "https://w3id.org/medkg/data/"
+    """Where the graph lives: ``oxigraph`` (embedded, in the workspace), ``memory``
+    (this process only) or ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso)."""
+
+    backend: Literal["oxigraph", "memory", "sparql"] = "oxigraph"
+    base_iri: str = Field("https://w3id.org/medkg/data/", description="the graph's IRIs "
+                          "start with it; on a shared server it keeps workspaces apart")
+    url: str = Field("", description="sparql: the query endpoint, e.g. "
+                     "http://localhost:8890/sparql")
+    update_url: str = Field("", description="sparql: the update endpoint (default: url)")
+    user: str = Field("", description="sparql: the user to log in as (none: anonymous)")
+    password_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$",
+                              description="the NAME of the environment variable holding "
+                              "the password (a password is never kept in a file)")
+    auth: Literal["basic", "digest"] = Field("basic", description="sparql: HTTP auth "
+                                             "scheme (Virtuoso's /sparql-auth: digest)")
+    batch_size: int = Field(5000, ge=1, le=100_000, description="sparql: quads per write "
+                            "request")
+    timeout: float = Field(300.0, gt=0, description="sparql: seconds to wait for a request")
 
 
 class Settings(BaseSettings):

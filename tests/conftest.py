@@ -44,6 +44,41 @@ def nlp(seed_concepts: list[object]) -> object:
     return build_pipeline(ConceptIndex(seed_concepts), 3)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="session")
+def sparql_url() -> Iterator[str]:
+    """A SPARQL 1.1 server for the sparql backend: ``MEDKG_TEST_SPARQL_URL`` (query and
+    update endpoint, anonymous updates allowed), else a private Virtuoso this session
+    starts and stops (tests/servers/virtuoso.py). Without either the tests skip,
+    unless ``MEDKG_REQUIRE_SPARQL=1`` (CI) makes that an error."""
+    url = os.environ.get("MEDKG_TEST_SPARQL_URL")
+    if url:
+        yield url
+        return
+    from tests.servers.virtuoso import available, virtuoso
+
+    why = available()
+    if why:
+        if os.environ.get("MEDKG_REQUIRE_SPARQL") == "1":
+            pytest.fail(f"MEDKG_REQUIRE_SPARQL=1 but no SPARQL server: {why}")
+        pytest.skip(f"sparql backend not tested: {why}; or set MEDKG_TEST_SPARQL_URL")
+    with virtuoso() as server:
+        yield server.url
+
+
+def store_config(backend: str, request: pytest.FixtureRequest,
+                 base_iri: str = "https://example.org/kg/") -> object:
+    """The settings that open ``backend`` for one test; on a server, under a base IRI
+    of its own, so tests sharing the server never see each other's graph."""
+    from uuid import uuid4
+
+    from medkg.config import StoreConfig
+
+    if backend == "sparql":
+        return StoreConfig(backend="sparql", url=request.getfixturevalue("sparql_url"),
+                           base_iri=f"{base_iri.rstrip('/')}/{uuid4().hex[:12]}/")
+    return StoreConfig(backend=backend, base_iri=base_iri)  # type: ignore[arg-type]
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test with a clear reason."""
     path = SHARED.joinpath(*parts)

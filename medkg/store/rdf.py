@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rdflib import RDF, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
@@ -37,15 +38,20 @@ from medkg.store.base import Deletion
 from medkg.store.rdf_reading import RDFReader, _is_true, _one
 from medkg.store.vocab import BIOLINK, LINK_PREDICATES, MKG, IRIs
 
+if TYPE_CHECKING:
+    from medkg.store.sparql import Endpoint
+
 AnyQuad = tuple[Node, Node, Node, URIRef]  # a quad as read back from the store
 
 
 class RDFGraphStore(RDFReader):
-    """GraphStore on rdflib; ``backend`` is ``"oxigraph"`` (on disk) or ``"memory"``.
+    """GraphStore on rdflib; ``backend`` is ``"oxigraph"`` (on disk), ``"memory"``
+    or ``"sparql"`` (a SPARQL 1.1 server at ``endpoint``).
     Open it through :func:`medkg.store.registry.open_store`."""
 
     def __init__(self, path: Path | None, *, base_iri: str, backend: str = "oxigraph",
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, endpoint: Endpoint | None = None,
+                 batch_size: int = 5000) -> None:
         self.iris = IRIs(base_iri)
         self.read_only = read_only
         if backend == "oxigraph":
@@ -58,8 +64,16 @@ class RDFGraphStore(RDFReader):
                                  hint=_open_hint(path)) from exc
         elif backend == "memory":
             self._ds = Dataset(store="Memory")
+        elif backend == "sparql":
+            from medkg.store.sparql import SPARQLProtocolStore
+
+            if endpoint is None:
+                raise StoreError("the sparql backend needs an endpoint")
+            self._ds = Dataset(store=SPARQLProtocolStore(
+                endpoint, self.iris.graphs(), batch_size=batch_size, read_only=read_only))
         else:
-            raise StoreError(f"unknown store backend {backend!r}", hint="use oxigraph or memory")
+            raise StoreError(f"unknown store backend {backend!r}",
+                             hint="use oxigraph, memory or sparql")
         self.backend = backend
         self._ds.bind("mkg", MKG)
         self._ds.bind("biolink", BIOLINK)
@@ -187,8 +201,9 @@ class RDFGraphStore(RDFReader):
     def _remove(self, quads: Sequence[AnyQuad]) -> None:
         """Remove quads all at once: on Oxigraph one SPARQL ``DELETE DATA`` update
         (one transaction; every term is written by Oxigraph's own serialiser, so no
-        text of ours or the user's is spliced into the update); in memory, undone
-        if interrupted."""
+        text of ours or the user's is spliced into the update); on a SPARQL server
+        ``DELETE DATA`` requests (:mod:`medkg.store.sparql`); in memory, undone if
+        interrupted."""
         self._check_writable()
         if not quads:
             return
@@ -196,6 +211,9 @@ class RDFGraphStore(RDFReader):
             body = " ".join(f"GRAPH {_ox(g)} {{ {_ox(s)} {_ox(p)} {_ox(o)} }}"
                             for s, p, o, g in quads)
             self._ds.update(f"DELETE DATA {{ {body} }}")
+            return
+        if self.backend == "sparql":
+            self._ds.store.delete_quads(quads)  # type: ignore[attr-defined]
             return
         done: list[AnyQuad] = []
         try:

@@ -42,6 +42,7 @@ from medkg.model import (
     Triple,
 )
 from medkg.store.base import LayerCounts, StoreCounts
+from medkg.store.sparql import sparql_term
 from medkg.store.vocab import MKG, IRIs
 
 Props = dict[URIRef, list[Node]]
@@ -104,6 +105,17 @@ class RDFReader:
     _graphs: dict[URIRef, Graph]
     iris: IRIs
     read_only: bool
+
+    @property
+    def _embedded(self) -> bool:
+        """Whether the dataset is this process's own (Oxigraph, memory), not a server's."""
+        return getattr(self, "backend", "") != "sparql"
+
+    def _layer_graphs(self) -> str:
+        """``?g`` bound to the user and literature graphs (a SPARQL server holds
+        other graphs, other workspaces' too)."""
+        return ("VALUES ?g { " + " ".join(_iri(str(self.iris.graph(layer)))
+                                          for layer in (Layer.USER, Layer.LITERATURE)) + " } ")
 
     def _graph(self, iri: URIRef) -> Graph:
         if iri not in self._graphs:
@@ -310,8 +322,8 @@ class RDFReader:
         for batch in _batches(wanted):
             rows = self._ds.query(
                 "SELECT DISTINCT ?e WHERE { VALUES ?c { "
-                + " ".join(Literal(c).n3() for c in batch)
-                + f" }} GRAPH ?g {{ ?e {MKG.conceptId.n3()} ?c }} }}")
+                + " ".join(sparql_term(Literal(c)) for c in batch)
+                + f" }} {self._layer_graphs()} GRAPH ?g {{ ?e {MKG.conceptId.n3()} ?c }} }}")
             nodes.update(str(row[0]) for row in rows)  # type: ignore[index]
         return self._briefs(sorted(nodes))
 
@@ -328,7 +340,8 @@ class RDFReader:
         chunks: dict[str, set[str]] = defaultdict(set)
         surface: dict[str, set[str]] = defaultdict(set)
         for batch in _batches(nodes):
-            values = "VALUES ?e { " + " ".join(_iri(n) for n in batch) + " } "
+            values = ("VALUES ?e { " + " ".join(_iri(n) for n in batch) + " } "
+                      + self._layer_graphs())
             for e, eid, name, layer, group, cid in self._ds.query(  # type: ignore[misc]
                     "SELECT ?e ?id ?name ?layer ?type ?cid WHERE { " + values
                     + f"GRAPH ?g {{ ?e a {MKG.Entity.n3()} ; {MKG.id.n3()} ?id ; "
@@ -547,8 +560,9 @@ class RDFReader:
         types = (MKG.Document, MKG.Chunk, MKG.Entity, MKG.Assertion, SKOS.Concept, MKG.Link,
                  MKG.ReviewDecision)
         found: dict[tuple[str, str], int] = {}
+        graphs = "VALUES ?g { " + " ".join(_iri(str(g)) for g in self.iris.graphs()) + " } "
         rows = self._ds.query(
-            "SELECT ?g ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { "
+            "SELECT ?g ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { " + graphs +
             "VALUES ?t { " + " ".join(t.n3() for t in types) + " } "
             "GRAPH ?g { ?s a ?t } } GROUP BY ?g ?t")
         for g, t, n in rows:  # type: ignore[misc]
@@ -562,9 +576,13 @@ class RDFReader:
                                         entities=count(MKG.Entity, layer),
                                         triples=count(MKG.Assertion, layer))
                      for layer in (Layer.USER, Layer.LITERATURE)}
-        named = self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
-        default = self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
-        quads = sum(_int(row[0]) for result in (named, default)  # type: ignore[index,misc]
+        # Only this store's graphs: a SPARQL server holds other data (and its
+        # default graph is the union of every graph).
+        results = [self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { " + graphs
+                                  + "GRAPH ?g { ?s ?p ?o } }")]
+        if self._embedded:
+            results.append(self._ds.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"))
+        quads = sum(_int(row[0]) for result in results  # type: ignore[index,misc]
                     for row in result)
         return StoreCounts(quads=quads,
                            user=per_layer[Layer.USER], literature=per_layer[Layer.LITERATURE],

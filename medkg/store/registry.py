@@ -54,5 +54,20 @@ def _memory(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
     return RDFGraphStore(None, base_iri=cfg.base_iri, backend="memory")
 
 
+def _sparql(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
+    from medkg.store.rdf import RDFGraphStore
+    from medkg.store.sparql import Endpoint
+
+    if not cfg.url:
+        raise ConfigError("store.backend is \"sparql\" but store.url is not set",
+                          hint="set store.url to the server's SPARQL query endpoint")
+    endpoint = Endpoint(query_url=cfg.url, update_url=cfg.update_url or cfg.url,
+                        user=cfg.user, password_env=cfg.password_env, auth=cfg.auth,
+                        timeout=cfg.timeout)
+    return RDFGraphStore(None, base_iri=cfg.base_iri, backend="sparql", read_only=read_only,
+                         endpoint=endpoint, batch_size=cfg.batch_size)
+
+
 register_backend("oxigraph", _oxigraph)
+register_backend("sparql", _sparql)
 register_backend("memory", _memory)

@@ -42,6 +42,10 @@ class IRIs:
         value = name.value if isinstance(name, Layer) else name
         return URIRef(f"{self.base}graph/{value}")
 
+    def graphs(self) -> list[URIRef]:
+        """Every named graph a store of this workspace writes."""
+        return [self.graph(name) for name in (*Layer, "links", "review")]
+
     def node(self, kind: str, identifier: str) -> URIRef:
         return URIRef(f"{self.base}{kind}/{identifier}")
 

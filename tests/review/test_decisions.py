@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from medkg.config import StoreConfig
 from medkg.errors import ReviewError
 from medkg.model import (
     Chunk,
@@ -40,6 +39,7 @@ from medkg.review.decisions import (
 )
 from medkg.store.base import GraphStore
 from medkg.store.registry import backend_names, open_store
+from tests.conftest import store_config
 
 TEXT = "Metformin treats type 2 diabetes. Metformin may cause lactic acidosis."
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -47,7 +47,7 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 @pytest.fixture(params=backend_names())
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    s = open_store(StoreConfig(backend=request.param), tmp_path / "graph")
+    s = open_store(store_config(request.param, request), tmp_path / "graph")  # type: ignore[arg-type]
     yield s
     s.close()
 

@@ -30,6 +30,8 @@ from medkg.model import (
 )
 from medkg.store.base import GraphStore
 from medkg.store.registry import backend_names, open_store
+from medkg.store.sparql import SPARQLProtocolStore
+from tests.conftest import store_config
 
 BASE = "https://example.org/kg/"
 
@@ -41,7 +43,8 @@ def oxigraph(directory: Path) -> GraphStore:
 @pytest.fixture(params=backend_names())
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
     """Every registered backend, opened as the workspace opens it."""
-    s = open_store(StoreConfig(backend=request.param, base_iri=BASE), tmp_path / "graph")
+    s = open_store(store_config(request.param, request, BASE),  # type: ignore[arg-type]
+                   tmp_path / "graph")
     yield s
     s.close()
 
@@ -374,11 +377,13 @@ def test_defect_02_an_interrupted_delete_leaves_all_or_nothing(
 
     monkeypatch.setattr(rdflib.Graph, "remove", crash_after_three)
     monkeypatch.setattr(rdflib.Dataset, "update", crash)
+    monkeypatch.setattr(SPARQLProtocolStore, "run_update", crash)
     journal: list[object] = []
     with pytest.raises(KeyboardInterrupt):
         store.delete_document(doc.id, journal=journal.append)
     monkeypatch.setattr(rdflib.Graph, "remove", remove)
     monkeypatch.setattr(rdflib.Dataset, "update", update)
+    monkeypatch.undo()
     # One transaction: the document is all there (its text too), and the journal
     # heard what was to go before anything went.
     assert sorted(map(str, store.quads())) == before

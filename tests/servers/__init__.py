@@ -1,0 +1,1 @@
+"""Real servers the tests (and benchmarks) start for themselves."""
