@@ -18,13 +18,13 @@ duplicating anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
 from medkg.components import Components
-from medkg.config import Settings
+from medkg.config import Settings, StoreConfig
 from medkg.errors import WorkspaceError
 from medkg.layout import IndexKind, WorkspaceLayout
 from medkg.lock import Holder, WorkspaceBusyError, WriterLock
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from medkg.retrieval.tagtree import TagTree
     from medkg.review.queue import QueueFilter, QueueItem
     from medkg.store.base import Deletion, GraphStore
+    from medkg.store.copy import CopyReport
 
 __all__ = ["Access", "BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
 
@@ -308,6 +309,41 @@ class Workspace:
         from medkg.pipeline.importing import import_kgx
 
         return import_kgx(self.parts, paths, layer, progress)
+
+    def copy_graph(self, to: StoreConfig, *, replace: bool = False, switch: bool = False,
+                   progress: Callable[[int], None] | None = None) -> CopyReport:
+        """Copy the graph into the store ``to`` names (see :mod:`medkg.store.copy`);
+        ``switch``: once the counts agree, the workspace keeps its graph there (its
+        ``medkg.toml`` says so; vectors and indexes stay, the ids being the same)."""
+        self._writable()
+        from medkg.errors import StoreError
+        from medkg.stagestate import STORE_BACKEND
+        from medkg.store.copy import copy_graph
+        from medkg.store.registry import open_store
+
+        here = self.settings.store
+        if to.backend == "memory":
+            raise WorkspaceError("a memory store ends with its process: nothing to copy to")
+        if to.backend == here.backend and (to.backend == "oxigraph" or (
+                to.url, to.base_iri) == (here.url, here.base_iri)):
+            raise WorkspaceError(f"the graph is already in that {to.backend} store")
+        target = open_store(to, self.layout.graph)
+        try:
+            report = copy_graph(self.store, target, replace=replace,
+                                batch_size=to.batch_size, progress=progress)
+        finally:
+            target.close()
+        if not report.verified:
+            differ = ", ".join(f"{k} {a} vs {b}" for k, a, b in report.differences())
+            raise StoreError(f"the copy's counts differ from the graph's: {differ}",
+                             hint="run the copy again with --replace")
+        if switch:
+            self.parts.close()
+            self.settings.store = to
+            self.save_settings()
+            self.parts = Components(self.layout, self.settings)
+            self.parts.state.record(STORE_BACKEND, to.backend)
+        return report
 
     def export(self, path: Path, fmt: str, *, overwrite: bool = False,
                reviewed: Reviewed = "not-rejected",

@@ -30,6 +30,7 @@ from medkg.cli.merges import merges
 from medkg.cli.review import review
 from medkg.cli.rules import rules
 from medkg.cli.serve import serve, token
+from medkg.cli.store import store
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.engines import build_uses_llm
 from medkg.errors import MedKGError
@@ -48,6 +49,7 @@ app.add_typer(merges, name="merges")
 app.add_typer(rules, name="rules")
 app.add_typer(review, name="review")
 app.add_typer(token, name="token")
+app.add_typer(store, name="store")
 app.command()(serve)
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"

@@ -399,6 +399,20 @@ class RDFGraphStore(RDFReader):
             self._remove(unique)
         return len(moves)
 
+    def add_quads(self, quads: Iterable[AnyQuad]) -> None:
+        """Write quads as they are (a graph copied from another store, see
+        :mod:`medkg.store.copy`); one transaction on Oxigraph, batches on a server."""
+        self._write(list(quads))  # type: ignore[arg-type]
+
+    def clear(self) -> None:
+        """Remove every quad of this store's graphs (and nothing else a server holds)."""
+        self._check_writable()
+        for graph in self.iris.graphs():
+            if self.backend == "memory":
+                self._ds.remove((None, None, None, self._graph(graph)))  # type: ignore[arg-type]
+            else:
+                self._ds.update(f"CLEAR SILENT GRAPH {_ox(graph)}")
+
     def close(self) -> None:
         inner = getattr(self._ds.store, "_inner", None) if self.backend == "oxigraph" else None
         if inner is not None and not self.read_only:
