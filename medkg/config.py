@@ -20,6 +20,8 @@ from medkg.errors import ConfigError
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 ENV_PREFIX = "MEDKG_"
+# The test suite's switches (servers to test against), not settings of a workspace.
+NOT_SETTINGS = (f"{ENV_PREFIX}TEST_", f"{ENV_PREFIX}REQUIRE_")
 RetrievalMode = Literal["u-retrieval", "hybrid", "local", "vector", "bm25", "global", "auto"]
 RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "vector", "bm25",
                                               "global", "auto")
@@ -215,14 +217,17 @@ class StoreConfig(Section):
     url: str = Field("", description="sparql: the query endpoint, e.g. "
                      "http://localhost:8890/sparql")
     update_url: str = Field("", description="sparql: the update endpoint (default: url)")
+    graph_store_url: str = Field("", description="sparql: a SPARQL 1.1 Graph Store "
+                                 "Protocol endpoint for bulk inserts (Virtuoso: "
+                                 "http://HOST:8890/sparql-graph-crud); none: INSERT DATA")
     user: str = Field("", description="sparql: the user to log in as (none: anonymous)")
     password_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$",
                               description="the NAME of the environment variable holding "
                               "the password (a password is never kept in a file)")
     auth: Literal["basic", "digest"] = Field("basic", description="sparql: HTTP auth "
                                              "scheme (Virtuoso's /sparql-auth: digest)")
-    batch_size: int = Field(5000, ge=1, le=100_000, description="sparql: quads per write "
-                            "request")
+    batch_size: int = Field(2000, ge=1, le=100_000, description="sparql: most quads per "
+                            "write request")
     timeout: float = Field(300.0, gt=0, description="sparql: seconds to wait for a request")
 
 
@@ -285,6 +290,8 @@ class Settings(BaseSettings):
         an error, not a setting quietly left at its default."""
         sections = {name: field.annotation for name, field in cls.model_fields.items()}
         for name in sorted(env):
+            if name.startswith(NOT_SETTINGS):
+                continue  # the test suite's own switches
             section, sep, key = name[len(ENV_PREFIX):].lower().partition("__")
             model = sections.get(section)
             if model is None or not isinstance(model, type) or not issubclass(model, Section):

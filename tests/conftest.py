@@ -65,16 +65,26 @@ def sparql_url() -> Iterator[str]:
         yield server.url
 
 
+def graph_store_url(sparql_url: str) -> str:
+    """The Graph Store Protocol endpoint beside a test SPARQL endpoint
+    (``MEDKG_TEST_SPARQL_GSP_URL``, else Virtuoso's ``/sparql-graph-crud``)."""
+    return os.environ.get("MEDKG_TEST_SPARQL_GSP_URL") or (
+        sparql_url.removesuffix("sparql") + "sparql-graph-crud")
+
+
 def store_config(backend: str, request: pytest.FixtureRequest,
-                 base_iri: str = "https://example.org/kg/") -> object:
+                 base_iri: str = "https://example.org/kg/", *, bulk: bool = False) -> object:
     """The settings that open ``backend`` for one test; on a server, under a base IRI
-    of its own, so tests sharing the server never see each other's graph."""
+    of its own, so tests sharing the server never see each other's graph (``bulk``:
+    inserts through the Graph Store Protocol)."""
     from uuid import uuid4
 
     from medkg.config import StoreConfig
 
     if backend == "sparql":
-        return StoreConfig(backend="sparql", url=request.getfixturevalue("sparql_url"),
+        url = request.getfixturevalue("sparql_url")
+        return StoreConfig(backend="sparql", url=url,
+                           graph_store_url=graph_store_url(url) if bulk else "",
                            base_iri=f"{base_iri.rstrip('/')}/{uuid4().hex[:12]}/")
     return StoreConfig(backend=backend, base_iri=base_iri)  # type: ignore[arg-type]
 

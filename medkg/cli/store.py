@@ -21,13 +21,16 @@ def store_copy(
     url: Annotated[str, typer.Option(help="sparql: the query endpoint")] = "",
     update_url: Annotated[str, typer.Option(help="sparql: the update endpoint "
                                                    "(default: --url)")] = "",
+    graph_store_url: Annotated[str, typer.Option(
+        help="sparql: Graph Store Protocol endpoint for bulk writes (Virtuoso: "
+             "http://HOST:8890/sparql-graph-crud)")] = "",
     user: Annotated[str, typer.Option(help="sparql: user to log in as")] = "",
     password_env: Annotated[str, typer.Option(
         help="NAME of the environment variable holding the password")] = "",
     auth: Annotated[str, typer.Option(help="basic or digest")] = "basic",
     base_iri: Annotated[str, typer.Option(
         help="the graph's IRIs on the target (default: the workspace's)")] = "",
-    batch_size: Annotated[int, typer.Option(help="quads per write")] = 5000,
+    batch_size: Annotated[int, typer.Option(help="most quads per write")] = 2000,
     replace: Annotated[bool, typer.Option(
         "--replace", help="clear the target's graph (under its base IRI) first")] = False,
     switch: Annotated[bool, typer.Option(
@@ -47,6 +50,7 @@ def store_copy(
         try:
             target = StoreConfig(
                 backend=to, url=url, update_url=update_url, user=user,
+                graph_store_url=graph_store_url,
                 password_env=password_env, auth=auth, batch_size=batch_size,
                 base_iri=base_iri or ws.settings.store.base_iri)
         except ValidationError as exc:

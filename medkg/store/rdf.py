@@ -51,7 +51,7 @@ class RDFGraphStore(RDFReader):
 
     def __init__(self, path: Path | None, *, base_iri: str, backend: str = "oxigraph",
                  read_only: bool = False, endpoint: Endpoint | None = None,
-                 batch_size: int = 5000) -> None:
+                 batch_size: int = 2000) -> None:
         self.iris = IRIs(base_iri)
         self.read_only = read_only
         if backend == "oxigraph":

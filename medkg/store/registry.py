@@ -63,7 +63,7 @@ def _sparql(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
                           hint="set store.url to the server's SPARQL query endpoint")
     endpoint = Endpoint(query_url=cfg.url, update_url=cfg.update_url or cfg.url,
                         user=cfg.user, password_env=cfg.password_env, auth=cfg.auth,
-                        timeout=cfg.timeout)
+                        timeout=cfg.timeout, graph_store_url=cfg.graph_store_url)
     return RDFGraphStore(None, base_iri=cfg.base_iri, backend="sparql", read_only=read_only,
                          endpoint=endpoint, batch_size=cfg.batch_size)
 

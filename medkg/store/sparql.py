@@ -12,7 +12,10 @@ embedded store is the one sent to the server (the contract suite proves it).
   writes IRIs it has checked and literals with every quote, backslash and
   control character escaped; user text is never spliced in any other way.
 - **Writes.** ``INSERT DATA`` / ``DELETE DATA`` requests of at most
-  ``batch_size`` quads, each one request (one transaction on Virtuoso). A
+  ``batch_size`` quads and about 256 KB, each one request (one transaction on
+  Virtuoso); with ``graph_store_url`` set, inserts go as N-Triples POSTs of the
+  Graph Store Protocol instead (parsed by the server's bulk loader, not its
+  SPARQL compiler). A
   write larger than one batch puts every ``rdf:type`` quad in its last request
   and removes them in its last request, so a node becomes visible only when all
   of it is there, and stays visible until all of it is gone: a crash between
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
 
 _IRI_UNSAFE = frozenset('<>"{}|^`\\ \t\n\r')
 _RESULTS_JSON = "application/sparql-results+json"
+# Virtuoso's SPARQL compiler runs out of memory on an INSERT DATA of a few MB.
+MAX_REQUEST_BYTES = 256_000
 
 
 def sparql_term(term: Node) -> str:
@@ -110,6 +115,7 @@ class Endpoint:
     password_env: str = ""
     auth: str = "basic"  # or "digest"
     timeout: float = 300.0
+    graph_store_url: str = ""  # SPARQL 1.1 Graph Store Protocol endpoint, for bulk writes
 
     def credentials(self) -> httpx.Auth | None:
         import httpx
@@ -137,7 +143,7 @@ class SPARQLProtocolStore(Store):
     graph_aware = True
 
     def __init__(self, endpoint: Endpoint, graphs: Sequence[URIRef], *,
-                 batch_size: int = 5000, read_only: bool = False,
+                 batch_size: int = 2000, read_only: bool = False,
                  transport: httpx.BaseTransport | None = None) -> None:
         import httpx
 
@@ -204,21 +210,60 @@ class SPARQLProtocolStore(Store):
 
     # -- writing ----------------------------------------------------------------
 
-    def _data(self, verb: str, quads: Iterable[tuple[Node, Node, Node, Node]]) -> None:
-        """``INSERT DATA`` or ``DELETE DATA`` of ``quads``, a batch per request,
-        with every ``rdf:type`` quad in the last one."""
+    def _requests(self, quads: Iterable[tuple[Node, Node, Node, Node]]
+                  ) -> Iterator[dict[URIRef, list[str]]]:
+        """``quads`` as N-Triples lines by graph, a request's worth at a time (at
+        most ``batch_size`` quads and about :data:`MAX_REQUEST_BYTES`), every
+        ``rdf:type`` quad in the last ones."""
         ordered = sorted(quads, key=lambda q: q[1] == RDF.type)
-        for start in range(0, len(ordered), self.batch_size):
-            by_graph: dict[Node, list[str]] = {}
-            for s, p, o, g in ordered[start:start + self.batch_size]:
-                by_graph.setdefault(g, []).append(
-                    f"{sparql_term(s)} {sparql_term(p)} {sparql_term(o)} .")
-            body = " ".join(f"GRAPH {sparql_term(self._named(g))} {{ {' '.join(lines)} }}"
+        by_graph: dict[URIRef, list[str]] = {}
+        count = size = 0
+        for s, p, o, g in ordered:
+            line = f"{sparql_term(s)} {sparql_term(p)} {sparql_term(o)} ."
+            by_graph.setdefault(self._named(g), []).append(line)
+            count, size = count + 1, size + len(line)
+            if count >= self.batch_size or size >= MAX_REQUEST_BYTES:
+                yield by_graph
+                by_graph, count, size = {}, 0, 0
+        if by_graph:
+            yield by_graph
+
+    def _data(self, verb: str, quads: Iterable[tuple[Node, Node, Node, Node]]) -> None:
+        """``INSERT DATA`` or ``DELETE DATA`` of ``quads``, in requests of bounded size."""
+        for by_graph in self._requests(quads):
+            body = " ".join(f"GRAPH {sparql_term(g)} {{ {' '.join(lines)} }}"
                             for g, lines in by_graph.items())
             self.run_update(f"{verb} {{ {body} }}")
 
     def insert_quads(self, quads: Iterable[tuple[Node, Node, Node, Node]]) -> None:
-        self._data("INSERT DATA", quads)
+        """Add quads: through the Graph Store Protocol where the settings name its
+        endpoint (an N-Triples POST per graph: far faster for large writes than a
+        parsed ``INSERT DATA``), else ``INSERT DATA`` updates."""
+        if not self.endpoint.graph_store_url:
+            self._data("INSERT DATA", quads)
+            return
+        if self.read_only:
+            raise StoreError("this graph store was opened read-only")
+        for by_graph in self._requests(quads):
+            for graph, lines in by_graph.items():
+                self._post_data(graph, "\n".join(lines) + "\n")
+
+    def _post_data(self, graph: URIRef, ntriples: str) -> None:
+        import httpx
+
+        url = self.endpoint.graph_store_url
+        self.requests += 1
+        try:
+            response = self._client.post(
+                url, params={"graph": str(graph)}, content=ntriples.encode("utf-8"),
+                headers={"Content-Type": "application/n-triples; charset=utf-8"})
+        except httpx.HTTPError as exc:
+            raise StoreError(f"the graph store at {url} did not answer: {exc}",
+                             hint="is store.graph_store_url right?") from exc
+        if response.status_code >= 400:
+            raise StoreError(f"the graph store at {url} answered HTTP "
+                             f"{response.status_code}: {response.text[:500]}",
+                             hint="check store.graph_store_url and that this user may write")
 
     def delete_quads(self, quads: Iterable[tuple[Node, Node, Node, Node]]) -> None:
         self._data("DELETE DATA", quads)

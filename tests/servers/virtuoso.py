@@ -34,6 +34,11 @@ class Virtuoso:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}/sparql"
 
+    @property
+    def graph_store_url(self) -> str:
+        """The SPARQL 1.1 Graph Store Protocol endpoint (bulk writes)."""
+        return f"http://127.0.0.1:{self.http_port}/sparql-graph-crud"
+
     def isql(self, statement: str) -> str:
         done = subprocess.run(
             ["isql-vt", str(self.sql_port), "dba", "dba", f"exec={statement}"],

@@ -49,8 +49,9 @@ def test_a_workspace_moved_to_a_sparql_server_answers_reviews_and_exports(
     with Workspace.open(root) as ws:
         before = ws.ask(QUESTION)
         counts = ws.store.counts()
-    target: StoreConfig = store_config("sparql", request)  # type: ignore[assignment]
+    target: StoreConfig = store_config("sparql", request, bulk=True)  # type: ignore[assignment]
     result = CliRunner().invoke(app, ["store", "copy", "--to", "sparql", "--url", target.url,
+                                      "--graph-store-url", target.graph_store_url,
                                       "--base-iri", target.base_iri, "--switch",
                                       "-w", str(root)])
     assert result.exit_code == 0, result.output

@@ -52,9 +52,11 @@ def server_total(url: str) -> int:
     return int(response.json()["results"]["bindings"][0]["n"]["value"])
 
 
-@pytest.fixture
+@pytest.fixture(params=["update", "graph-store"])
 def sparql(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    s = open_store(store_config("sparql", request), tmp_path)  # type: ignore[arg-type]
+    """Inserts as SPARQL updates, or as Graph Store Protocol POSTs."""
+    s = open_store(store_config("sparql", request, bulk=request.param == "graph-store"),  # type: ignore[arg-type]
+                   tmp_path)
     yield s
     s.close()
 
