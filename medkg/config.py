@@ -209,18 +209,21 @@ class RetrievalConfig(Section):
 
 class StoreConfig(Section):
     """Where the graph lives: ``oxigraph`` (embedded, in the workspace), ``memory``
-    (this process only) or ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso)."""
+    (this process only), ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso) or ``neo4j``
+    (a Neo4j 5 database, over Bolt)."""
 
-    backend: Literal["oxigraph", "memory", "sparql"] = "oxigraph"
+    backend: Literal["oxigraph", "memory", "sparql", "neo4j"] = "oxigraph"
     base_iri: str = Field("https://w3id.org/medkg/data/", description="the graph's IRIs "
                           "start with it; on a shared server it keeps workspaces apart")
     url: str = Field("", description="sparql: the query endpoint, e.g. "
-                     "http://localhost:8890/sparql")
+                     "http://localhost:8890/sparql; neo4j: the server, e.g. "
+                     "neo4j://localhost:7687")
+    database: str = Field("neo4j", description="neo4j: the database holding this graph")
     update_url: str = Field("", description="sparql: the update endpoint (default: url)")
     graph_store_url: str = Field("", description="sparql: a SPARQL 1.1 Graph Store "
                                  "Protocol endpoint for bulk inserts (Virtuoso: "
                                  "http://HOST:8890/sparql-graph-crud); none: INSERT DATA")
-    user: str = Field("", description="sparql: the user to log in as (none: anonymous)")
+    user: str = Field("", description="the user to log in as (none: anonymous)")
     password_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$",
                               description="the NAME of the environment variable holding "
                               "the password (a password is never kept in a file)")

@@ -325,7 +325,7 @@ class Workspace:
         if to.backend == "memory":
             raise WorkspaceError("a memory store ends with its process: nothing to copy to")
         if to.backend == here.backend and (to.backend == "oxigraph" or (
-                to.url, to.base_iri) == (here.url, here.base_iri)):
+                to.url, to.base_iri, to.database) == (here.url, here.base_iri, here.database)):
             raise WorkspaceError(f"the graph is already in that {to.backend} store")
         target = open_store(to, self.layout.graph)
         try:

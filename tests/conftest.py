@@ -81,6 +81,21 @@ def store_config(backend: str, request: pytest.FixtureRequest,
 
     from medkg.config import StoreConfig
 
+    if backend == "neo4j":
+        uri = os.environ.get("MEDKG_TEST_NEO4J_URI")
+        if not uri:
+            pytest.skip("neo4j backend not tested: no Neo4j server installs from the reachable "
+                        "registries; set MEDKG_TEST_NEO4J_URI to a throwaway database (each "
+                        "test empties it), with MEDKG_TEST_NEO4J_USER and "
+                        "MEDKG_TEST_NEO4J_PASSWORD")
+        from neo4j import GraphDatabase
+
+        auth = (os.environ.get("MEDKG_TEST_NEO4J_USER", "neo4j"),
+                os.environ.get("MEDKG_TEST_NEO4J_PASSWORD", ""))
+        with GraphDatabase.driver(uri, auth=auth) as driver:
+            driver.execute_query("MATCH (n) DETACH DELETE n")
+        return StoreConfig(backend="neo4j", url=uri, user=auth[0],
+                           password_env="MEDKG_TEST_NEO4J_PASSWORD", base_iri=base_iri)
     if backend == "sparql":
         url = request.getfixturevalue("sparql_url")
         return StoreConfig(backend="sparql", url=url,

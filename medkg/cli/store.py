@@ -17,8 +17,11 @@ store = typer.Typer(help="The graph store: move the graph to another backend.",
 
 @store.command("copy")
 def store_copy(
-    to: Annotated[str, typer.Option("--to", help="target backend: sparql or oxigraph")],
-    url: Annotated[str, typer.Option(help="sparql: the query endpoint")] = "",
+    to: Annotated[str, typer.Option("--to", help="target backend: sparql, neo4j or "
+                                                  "oxigraph")],
+    url: Annotated[str, typer.Option(help="sparql: the query endpoint; neo4j: the server "
+                                          "(neo4j://HOST:7687)")] = "",
+    database: Annotated[str, typer.Option(help="neo4j: the database")] = "neo4j",
     update_url: Annotated[str, typer.Option(help="sparql: the update endpoint "
                                                    "(default: --url)")] = "",
     graph_store_url: Annotated[str, typer.Option(
@@ -44,13 +47,13 @@ def store_copy(
     from medkg.config import StoreConfig
     from medkg.workspace import Workspace
 
-    if to not in ("sparql", "oxigraph"):
-        _fail(ConfigError(f"cannot copy to {to!r}", hint="--to sparql or --to oxigraph"))
+    if to not in ("sparql", "neo4j", "oxigraph"):
+        _fail(ConfigError(f"cannot copy to {to!r}", hint="--to sparql, neo4j or oxigraph"))
     with _run(lambda: Workspace.open(workspace)) as ws:
         try:
             target = StoreConfig(
                 backend=to, url=url, update_url=update_url, user=user,
-                graph_store_url=graph_store_url,
+                graph_store_url=graph_store_url, database=database,
                 password_env=password_env, auth=auth, batch_size=batch_size,
                 base_iri=base_iri or ws.settings.store.base_iri)
         except ValidationError as exc:
@@ -75,8 +78,11 @@ def store_copy(
         table.add_row(key, str(value), str(target_rows.get(key, 0)))
     out.print(table)
     where = target.url or "the workspace's graph directory"
-    out.print(f"copied {report.quads:,} quads to {to} ({where}) in {report.seconds:.1f} s "
-              f"({report.per_second:,.0f} quads/s); every count agrees")
+    unit = "objects" if report.by_objects else "quads"
+    out.print(f"copied {report.quads:,} {unit} to {to} ({where}) in {report.seconds:.1f} s "
+              f"({report.per_second:,.0f} {unit}/s); every count agrees"
+              + (" (quads apart: the property graph keeps no RDF bookkeeping)"
+                 if report.by_objects else ""))
     if switch:
         out.print(f"the workspace now keeps its graph in {to}"
                   + "; the graph in the old store is left as it was")

@@ -68,6 +68,21 @@ def _sparql(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
                          endpoint=endpoint, batch_size=cfg.batch_size)
 
 
+def _neo4j(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
+    try:
+        from medkg.store.neo4j import Neo4jGraphStore
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError("store.backend is \"neo4j\" but the neo4j driver is not installed",
+                          hint="pip install 'medkg[neo4j]'") from exc
+    if not cfg.url:
+        raise ConfigError("store.backend is \"neo4j\" but store.url is not set",
+                          hint="set store.url to the server, e.g. neo4j://localhost:7687")
+    return Neo4jGraphStore(cfg.url, database=cfg.database, user=cfg.user,
+                           password_env=cfg.password_env, base_iri=cfg.base_iri,
+                           batch_size=cfg.batch_size, read_only=read_only)
+
+
 register_backend("oxigraph", _oxigraph)
+register_backend("neo4j", _neo4j)
 register_backend("sparql", _sparql)
 register_backend("memory", _memory)

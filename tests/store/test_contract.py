@@ -1,6 +1,8 @@
 """The GraphStore contract, run against every backend.
 
-A new backend (e.g. Neo4j) joins by adding a factory to BACKENDS.
+A new backend joins by registering a factory (medkg.store.registry); the servers:
+sparql on a private Virtuoso (or MEDKG_TEST_SPARQL_URL), neo4j where
+MEDKG_TEST_NEO4J_URI names a database (see tests/conftest.py: store_config).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from medkg.model import (
     Triple,
 )
 from medkg.store.base import GraphStore
+from medkg.store.neo4j import Neo4jGraphStore
 from medkg.store.registry import backend_names, open_store
 from medkg.store.sparql import SPARQLProtocolStore
 from tests.conftest import store_config
@@ -378,6 +381,7 @@ def test_defect_02_an_interrupted_delete_leaves_all_or_nothing(
     monkeypatch.setattr(rdflib.Graph, "remove", crash_after_three)
     monkeypatch.setattr(rdflib.Dataset, "update", crash)
     monkeypatch.setattr(SPARQLProtocolStore, "run_update", crash)
+    monkeypatch.setattr(Neo4jGraphStore, "_write", crash)
     journal: list[object] = []
     with pytest.raises(KeyboardInterrupt):
         store.delete_document(doc.id, journal=journal.append)

@@ -43,6 +43,27 @@ def test_copy_rebases_iris_and_keeps_every_quad(built_workspace: Path, tmp_path:
         assert copy_graph(source, target, replace=True).verified
 
 
+def test_a_copy_by_model_objects_keeps_every_object(built_workspace: Path,
+                                                    tmp_path: Path) -> None:
+    """What a property-graph target (Neo4j) gets, checked on a store that can run here."""
+    with Workspace.open(built_workspace, access="read") as ws:
+        source = ws.store
+        target = open_store(StoreConfig(backend="memory", base_iri=ws.settings.store.base_iri),
+                            tmp_path)
+        report = copy_graph(source, target, batch_size=7, by_objects=True)
+        assert report.by_objects and report.verified, report.differences()
+        for layer in (Layer.USER, Layer.LITERATURE):
+            assert target.entities(layer) == source.entities(layer)
+            assert target.triples(layer) == source.triples(layer)
+            for doc_id in source.document_ids(layer):
+                assert target.document(doc_id) == source.document(doc_id)
+                assert target.chunks(doc_id) == source.chunks(doc_id)
+                assert target.stages(doc_id) == source.stages(doc_id)
+        assert target.concepts() == source.concepts()
+        assert target.links() == source.links()
+        assert target.decisions() == source.decisions()
+
+
 def test_a_workspace_moved_to_a_sparql_server_answers_reviews_and_exports(
         built_workspace: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     root = copy_workspace(built_workspace, tmp_path / "ws")
