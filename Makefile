@@ -31,7 +31,8 @@ $(STAMP): pyproject.toml Makefile
 # minutes the first time; pip keeps the built wheel in its cache for later installs).
 # The review page's browser tests drive Debian's chromium through Playwright
 # (never `playwright install`, which downloads a browser); the sparql backend's
-# tests start their own Debian Virtuoso (tests/servers/virtuoso.py). The export tests check
+# tests start their own Debian Virtuoso (tests/servers/virtuoso.py); the neo4j
+# backend's queries are checked by Neo4j's own Cypher front end, from npm. The export tests check
 # medkg's files with the formats' own tools (kgx, sssom-py, networkx), which pin
 # versions of their own: they live in a second venv, $(INTEROP).
 $(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
@@ -51,6 +52,9 @@ $(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
 	    >/dev/null || \
 	  echo "note: Virtuoso could not be installed: the sparql backend's tests will skip"; \
 	fi
+	@npm install --prefix .cypher-lint --silent --no-audit --no-fund \
+	  "@neo4j-cypher/language-support@2.0.0-next.38" >/dev/null 2>&1 || \
+	  echo "note: Neo4j's Cypher linter (npm) could not be installed: its test will skip"
 	$(PYTHON) -m venv $(INTEROP)
 	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
 	$(INTEROP)/bin/python -m pip install --quiet -r tests/interop/requirements.txt

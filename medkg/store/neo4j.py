@@ -269,8 +269,9 @@ class Neo4jGraphStore:
 
     def iter_concepts(self) -> Iterator[Concept]:
         for batch in self._pages("MATCH (c:Concept) WHERE c.name IS NOT NULL AND c.id > $after "
-                                 "RETURN c.id AS key, properties(c) AS c ORDER BY key LIMIT $n"):
-            yield from (self._concept_from(r["c"]) for r in batch)
+                                 "RETURN c.id AS key, properties(c) AS props ORDER BY key "
+                                 "LIMIT $n"):
+            yield from (self._concept_from(r["props"]) for r in batch)
 
     def _pages(self, query: str, **params: Any) -> Iterator[list[dict[str, Any]]]:
         """Keyset pages (``$after``, ``$n``; rows carry ``key``): bounded memory."""
@@ -388,7 +389,7 @@ class Neo4jGraphStore:
             chosen = [r for r in rows if r["predicate"] == predicate.value]
             fact = rel_type(predicate.value)
             self._batched(
-                "UNWIND $rows AS r MATCH (h:Entity {id: r.head}) MATCH (t:Entity {id: r.tail}) "
+                "UNWIND $rows AS r MERGE (h:Entity {id: r.head}) MERGE (t:Entity {id: r.tail}) "
                 "MERGE (s:Statement {id: r.id}) "
                 "ON CREATE SET s += apoc_free_props, s.confidence = r.confidence "
                 "SET s.confidence = CASE WHEN r.confidence > s.confidence THEN r.confidence "

@@ -5,24 +5,41 @@ which no machine here can run (no Neo4j server in the reachable registries)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from medkg.errors import StoreError
+from medkg.errors import NotFoundError, StoreError
 from medkg.model import (
     Chunk,
     Concept,
+    Decision,
     Document,
     Entity,
+    EntityEdit,
     Evidence,
     Layer,
+    Link,
+    LinkKind,
     Mention,
     Predicate,
     Qualifiers,
+    ReviewAction,
+    ReviewState,
+    ReviewTarget,
     Triple,
 )
 from medkg.store.neo4j import Neo4jGraphStore, rel_type
+from tests.conftest import REPO
 
 HOSTILE = 'x" }) DETACH DELETE n // \' ; MATCH (m) RETURN m `backtick` $param {'
 
@@ -57,14 +74,14 @@ class FakeDriver:
     def __init__(self) -> None:
         self.reads: list[tuple[str, dict[str, Any], str]] = []
         self.writes: list[tuple[str, dict[str, Any]]] = []
-        self.schema: list[str] = []
+        self.schema: list[tuple[str, dict[str, Any]]] = []
         self.transactions = 0
         self.closed = False
 
     def execute_query(self, query: str, params: dict[str, Any], *, database_: str,
                       routing_: str = "w") -> tuple[list[Any], None, list[str]]:
         if query.startswith("CREATE"):
-            self.schema.append(query)
+            self.schema.append((query, params))
         else:
             self.reads.append((query, params, routing_))
         return [], None, []
@@ -85,8 +102,8 @@ def store(batch_size: int = 2, read_only: bool = False) -> tuple[Neo4jGraphStore
 
 def test_schema_constraints_and_vector_index_on_open() -> None:
     _store, driver = store()
-    assert sum("REQUIRE n.id IS UNIQUE" in q for q in driver.schema) == 8
-    assert any("VECTOR INDEX" in q and "Entity" in q for q in driver.schema)
+    assert sum("REQUIRE n.id IS UNIQUE" in q for q, _p in driver.schema) == 8
+    assert any("VECTOR INDEX" in q and "Entity" in q for q, _p in driver.schema)
     _store, driver = store(read_only=True)
     assert driver.schema == []
 
@@ -147,3 +164,98 @@ def test_read_only_refuses_writes() -> None:
     assert driver.writes == []
     s.close()
     assert driver.closed
+
+
+# -- every query, checked by Neo4j's own Cypher front end ---------------------------
+
+LINTER = REPO / ".cypher-lint" / "node_modules" / "@neo4j-cypher" / "language-support"
+
+
+class AnsweringDriver(FakeDriver):
+    """Says a document exists, so the deletion paths run to their writes."""
+
+    def execute_query(self, query: str, params: dict[str, Any], *, database_: str,
+                      routing_: str = "w") -> tuple[list[Any], None, list[str]]:
+        super().execute_query(query, params, database_=database_, routing_=routing_)
+        if query == "MATCH (d:Document {id: $id}) RETURN d.id AS id":
+            return [{"id": "doc"}], None, []
+        return [], None, []
+
+
+def every_query() -> list[tuple[str, dict[str, Any]]]:
+    """Drive every method of the store over a recording driver."""
+    driver = AnsweringDriver()
+    s = Neo4jGraphStore("neo4j://x", database="medkg", base_iri="https://e.org/kg/",
+                        driver=driver)
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text="abc def")
+    chunk = Chunk.create(doc, 0, 0, 3)
+    mention = Mention(chunk_id=chunk.id, document_id=doc.id, start=0, end=3, text="abc")
+    s.add_document(doc, [chunk])
+    s.add_concepts([Concept(id="X:1", name="n", source="s", parents=["X:2"])], "s")
+    s.add_entities([Entity(id="e1", layer=Layer.USER, name="a", type="CHEM", mentions=[mention]),
+                    Entity(id="e2", layer=Layer.LITERATURE, name="b", type="DISO",
+                           mentions=[mention])])
+    s.add_triples([Triple(id=f"t-{p.value}", layer=Layer.USER, head="e1", predicate=p, tail="e2",
+                          confidence=0.5, evidence=[Evidence(chunk_id=chunk.id, document_id=doc.id,
+                                                             start=0, end=3, quote="abc")])
+                   for p in Predicate])
+    s.add_links([Link(kind=k, source="e1", target="e2", score=0.5, method="m") for k in LinkKind])
+    s.add_decisions([Decision(id="rev-1", target_kind=ReviewTarget.STATEMENT, target="t",
+                              action=ReviewAction.REJECT, reviewer="r",
+                              at=datetime(2026, 1, 1, tzinfo=UTC))])
+    calls: list[Callable[[], object]] = [
+        lambda: s.has_document("x"), s.document_ids, lambda: s.document_sources(Layer.USER),
+        lambda: s.document("doc"), lambda: s.mark_stage("doc", "a"),
+        lambda: s.unmark_stage("doc", "a"), lambda: s.stages("doc"), lambda: s.chunk("x"),
+        lambda: s.chunks("doc"), s.chunk_ids, lambda: s.concept("X:1"), s.concepts,
+        lambda: s.entity("e1"), s.entity_ids, lambda: s.entities(Layer.USER),
+        lambda: s.entities_of_concepts(["X:1"]), lambda: s.entity_briefs(["e1"]),
+        lambda: s.entity_briefs(["e1"], mentions=False),
+        lambda: list(s.iter_entities(Layer.USER)), lambda: s.triple("t"),
+        lambda: s.revisions_of("t"), s.triples, lambda: s.triples(Layer.USER, ["e1"]),
+        lambda: list(s.iter_triples(Layer.USER)),
+        lambda: s.set_review_state("t", ReviewState.ACCEPTED),
+        lambda: s.update_entity("e1", EntityEdit(name="z")), lambda: s.remove_triples(["t"]),
+        s.decisions, lambda: s.decisions("t"), s.links, lambda: s.links(source="e1"),
+        lambda: s.remove_links([Link(kind=LinkKind.SAME_AS, source="e1", target="e2",
+                                     score=0.5, method="m")]),
+        lambda: s.delete_extraction("doc", ["x"]), lambda: s.delete_document("doc"), s.clear,
+        lambda: list(s.quads()), s.counts]
+    for call in calls:
+        # No rows from the fake: what matters is the query each call sent.
+        with contextlib.suppress(NotFoundError, IndexError):
+            call()
+    sent = driver.schema + [(q, p) for q, p, _r in driver.reads]
+    return sent + driver.writes
+
+
+def test_every_query_names_only_parameters_it_is_given() -> None:
+    sent = every_query()
+    assert len({q for q, _p in sent}) > 60
+    for query, params in sent:
+        named = set(re.findall(r"\$(\w+)", query))
+        assert named <= set(params), (query, named - set(params))
+
+
+def test_every_query_passes_neo4js_own_cypher_analysis(tmp_path: Path) -> None:
+    if shutil.which("node") is None or not LINTER.exists():
+        why = ("Neo4j's Cypher linter is not installed (make install-dev puts "
+               "@neo4j-cypher/language-support in .cypher-lint with npm)")
+        if os.environ.get("MEDKG_REQUIRE_CYPHER_LINT") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    queries = sorted({q for q, _p in every_query()})
+    listed = tmp_path / "queries.json"
+    listed.write_text(json.dumps(queries), encoding="utf-8")
+    done = subprocess.run(["node", str(Path(__file__).with_name("cypher_lint.mjs")),
+                           str(listed)], capture_output=True, text=True, timeout=300,
+                          cwd=REPO / ".cypher-lint", check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["checked"] == len(queries) and report["errors"] == []
+    # The only warning: CALL { WITH ... } is deprecated in favour of CALL (x) { ... },
+    # which Neo4j 5 before 5.23 does not parse; medkg keeps the form every 5.x reads.
+    assert set(report["warnings"]) <= {
+        "CALL subquery without a variable scope clause is deprecated. Use CALL (s, r, h, t) "
+        "{ ... }"}
