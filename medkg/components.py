@@ -105,7 +105,7 @@ class Components:
                 f"is {backend!r} (in {self.layout.config.name} or MEDKG_STORE__BACKEND): "
                 "that would write to a different graph than the one its vectors and "
                 "indexes follow", hint=f"unset MEDKG_STORE__BACKEND or set store.backend = "
-                f"\"{recorded}\"; to move the graph, export it and import it into a new workspace")
+                f"\"{recorded}\"; to move the graph: medkg store copy --to BACKEND --switch")
 
     @property
     def embedder(self) -> CachedEmbedder:
