@@ -331,6 +331,11 @@ class Workspace:
         try:
             report = copy_graph(self.store, target, replace=replace,
                                 batch_size=to.batch_size, progress=progress)
+            add_vectors = getattr(target, "add_entity_vectors", None)
+            if add_vectors is not None:  # a property graph with a vector index (Neo4j)
+                entities = self.index("entities")
+                add_vectors((i, v.tolist()) for i in entities.ids()
+                            if (v := entities.vector(i)) is not None)
         finally:
             target.close()
         if not report.verified:

@@ -370,6 +370,14 @@ class Neo4jGraphStore:
                                  "RETURN e.id AS key ORDER BY key LIMIT $n", layer=layer.value):
             yield from self._briefs("e.id IN $ids", False, ids=[r["key"] for r in batch])
 
+    def add_entity_vectors(self, vectors: Iterable[tuple[str, list[float]]]) -> None:
+        """Put entities' embeddings on their nodes, for the vector index
+        (``db.index.vector.queryNodes('medkg_entity_embedding', k, $vector)``)."""
+        rows = [{"id": entity_id, "v": [float(x) for x in vector]}
+                for entity_id, vector in vectors]
+        self._batched("UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.embedding = r.v",
+                      rows)
+
     def update_entity(self, entity_id: str, edit: EntityEdit) -> bool:
         sets = {k: v for k, v in edit.model_dump().items() if v is not None}
         found = self._write([("MATCH (e:Entity {id: $id}) SET e += $sets RETURN e.id AS id",

@@ -217,6 +217,7 @@ def every_query() -> list[tuple[str, dict[str, Any]]]:
         lambda: list(s.iter_triples(Layer.USER)),
         lambda: s.set_review_state("t", ReviewState.ACCEPTED),
         lambda: s.update_entity("e1", EntityEdit(name="z")), lambda: s.remove_triples(["t"]),
+        lambda: s.add_entity_vectors([("e1", [0.1, 0.2])]),
         s.decisions, lambda: s.decisions("t"), s.links, lambda: s.links(source="e1"),
         lambda: s.remove_links([Link(kind=LinkKind.SAME_AS, source="e1", target="e2",
                                      score=0.5, method="m")]),
