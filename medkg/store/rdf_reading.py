@@ -408,33 +408,13 @@ class RDFReader:
             layers = [layer] if layer else [Layer.USER, Layer.LITERATURE]
             out = [t for lay in layers for t in self._statements(self.iris.graph(lay))]
             return sorted(out, key=lambda t: t.id)
-        if not self._embedded:
-            return self._triples_of_entities(layer, list(entity_ids))
-        nodes = set()
-        for eid in entity_ids:
-            ent = self.iris.node("entity", eid)
-            nodes.update(self._subjects(RDF.subject, ent, graph))
-            nodes.update(self._subjects(RDF.object, ent, graph))
+        else:
+            nodes = set()
+            for eid in entity_ids:
+                ent = self.iris.node("entity", eid)
+                nodes.update(self._subjects(RDF.subject, ent, graph))
+                nodes.update(self._subjects(RDF.object, ent, graph))
         return sorted((self._triple_from(self._props(n)) for n in nodes), key=lambda t: t.id)
-
-    def _triples_of_entities(self, layer: Layer | None, entity_ids: list[str]) -> list[Triple]:
-        """The statements about these entities in a few queries a batch: on a server
-        each lookup is a round trip, and one per entity, statement and piece of
-        evidence made an answer's hundreds of requests. (In process, Oxigraph's
-        index lookups are faster than the join: it keeps the per-entity path.)"""
-        layers = [layer] if layer else [Layer.USER, Layer.LITERATURE]
-        graphs = "VALUES ?g { " + " ".join(_iri(str(self.iris.graph(x))) for x in layers) + " } "
-        by_graph: dict[URIRef, set[str]] = defaultdict(set)
-        nodes = [str(self.iris.node("entity", e)) for e in dict.fromkeys(entity_ids)]
-        for batch in _batches(nodes):
-            for s, g in self._ds.query(  # type: ignore[misc]
-                    "SELECT DISTINCT ?s ?g WHERE { VALUES ?e { " + " ".join(map(_iri, batch))
-                    + " } " + graphs + f"GRAPH ?g {{ {{ ?s {RDF.subject.n3()} ?e }} UNION "
-                    f"{{ ?s {RDF.object.n3()} ?e }} }} }}"):
-                by_graph[URIRef(str(g))].add(str(s))
-        out = [t for g, found in by_graph.items() for batch in _batches(sorted(found))
-               for t in self._statements(g, batch)]
-        return sorted(out, key=lambda t: t.id)
 
     def decisions(self, target: str | None = None) -> list[Decision]:
         graph = self.iris.graph("review")

@@ -82,12 +82,6 @@ def test_a_workspace_moved_to_a_sparql_server_answers_reviews_and_exports(
         after = ws.ask(QUESTION)
         assert after.text == before.text
         assert [c.chunk_id for c in after.citations] == [c.chunk_id for c in before.citations]
-        # A server answers statements about entities in batched queries: the same ones.
-        ids = sorted(ws.store.entity_ids())[::2]
-        every = [t for t in ws.store.triples() if t.head in ids or t.tail in ids]
-        assert every and ws.store.triples(entity_ids=ids) == every
-        assert ws.store.triples(Layer.USER, entity_ids=ids) == [
-            t for t in every if t.layer is Layer.USER]
         statement = ws.store.triples(Layer.LITERATURE)[0]
         ws.review(Request(ReviewAction.REJECT, statement.id, "wrong"), "curator")
         assert ws.store.triple(statement.id).review is ReviewState.REJECTED
