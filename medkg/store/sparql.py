@@ -342,6 +342,8 @@ class SPARQLProtocolStore(Store):
         """A query medkg wrote (every value in it through :func:`sparql_term`),
         run by the server."""
         if not isinstance(query, str):
+            # rdflib's Store contract: NotImplementedError makes Graph.query evaluate a
+            # prepared query itself, over this store's triples() (slower, still right).
             raise NotImplementedError("only query text goes to a SPARQL server")
         if initBindings:
             names = list(initBindings)
@@ -362,7 +364,9 @@ class SPARQLProtocolStore(Store):
 
     def update(self, update: Any, initNs: Any = None, initBindings: Any = None,
                queryGraph: Any = None, **kwargs: Any) -> None:
+        """An update medkg wrote, run by the server."""
         if not isinstance(update, str) or initBindings:
+            # As in query(): rdflib then runs the update itself through add/remove.
             raise NotImplementedError("only update text goes to a SPARQL server")
         self.run_update(update)
 

@@ -109,6 +109,24 @@ def test_any_text_round_trips_through_the_server(sparql: GraphStore, text: str) 
     assert not sparql.has_document(doc.id)
 
 
+def test_prepared_queries_and_bound_updates_fall_back_to_rdflib(sparql: GraphStore) -> None:
+    """What the server is not sent (a prepared query, an update with bindings), rdflib
+    evaluates itself over the store's own reads and writes: same answers."""
+    from rdflib.plugins.sparql import prepareQuery
+
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text="x")
+    sparql.add_document(doc, [Chunk.create(doc, 0, 0, 1)])
+    ds = sparql._ds  # type: ignore[attr-defined]
+    node = sparql.iris.node("doc", doc.id)  # type: ignore[attr-defined]
+    text = "SELECT ?t WHERE { GRAPH ?g { ?d <http://purl.org/dc/terms/title> ?t } }"
+    assert [str(r[0]) for r in ds.query(prepareQuery(text), initBindings={"d": node})] == ["t"]
+    graph = sparql.iris.graph(Layer.USER)  # type: ignore[attr-defined]
+    ds.update("INSERT { GRAPH ?g { ?d <urn:x:flag> true } } WHERE {}",
+              initBindings={"d": node, "g": graph})
+    assert (node, URIRef("urn:x:flag"), Literal(True)) in ds.graph(graph)
+
+
 def test_sparql_term_never_lets_text_out_of_its_literal() -> None:
     from rdflib.plugins.sparql import prepareQuery
 
