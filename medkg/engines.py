@@ -1,9 +1,10 @@
 """Builtin or LLM, chosen once per stage from the settings.
 
-Four stages have an engine, each with its own setting: extraction
+Five stages have an engine, each with its own setting: extraction
 (``extraction.engine``), the SAC-KG generator (``construction.generator``),
-tag summaries (``retrieval.summary_engine``) and answers
-(``retrieval.answer_engine``). Each has a typed interface with a builtin and
+tag summaries (``retrieval.summary_engine``), answers
+(``retrieval.answer_engine``) and the traverse mode's guide
+(``retrieval.traverse_guide``). Each has a typed interface with a builtin and
 an LLM implementation; the functions at the bottom are the only place that
 reads those settings, so a stage never asks which engine it has.
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from medkg.ontology.index import ConceptIndex
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.tags import TagSummary
+    from medkg.retrieval.traverse import Guide
     from medkg.rulehub.rules import RuleSet
 
 
@@ -85,15 +87,17 @@ class BuiltinExtractor:
 class LLMExtractor:
     name = "llm"
 
-    def __init__(self, llm: LLM, normaliser: Normaliser, pack_tokens: int = 0) -> None:
+    def __init__(self, llm: LLM, normaliser: Normaliser, pack_tokens: int = 0,
+                 profile: str = "single") -> None:
         self.llm = llm
         self.normaliser = normaliser
         self.pack_tokens = pack_tokens
+        self.profile = profile
 
     def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
         from medkg.construction.llm_extraction import llm_extract
 
-        return llm_extract(chunks, self.llm, self.normaliser, self.pack_tokens)
+        return llm_extract(chunks, self.llm, self.normaliser, self.pack_tokens, self.profile)
 
 
 class BuiltinSummariser:
@@ -179,6 +183,7 @@ def use_llm(settings: Settings) -> None:
     settings.construction.generator = "llm"
     settings.retrieval.summary_engine = "llm"
     settings.retrieval.answer_engine = "llm"
+    settings.retrieval.traverse_guide = "llm"
 
 
 def build_uses_llm(settings: Settings) -> bool:
@@ -194,7 +199,8 @@ def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
         from medkg.construction.nlp import Normaliser
 
         normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
-        return LLMExtractor(parts.llm(), normaliser, parts.settings.llm.pack_tokens)
+        return LLMExtractor(parts.llm(), normaliser, parts.settings.llm.pack_tokens,
+                            parts.settings.extraction.llm_profile)
     return BuiltinExtractor(parts.pipeline(concepts), parts.relation_model(concepts))
 
 
@@ -208,6 +214,18 @@ def answerer(parts: Components) -> Answerer:
     if parts.settings.retrieval.answer_engine == "llm":
         return LLMAnswerer(parts.llm())
     return ExtractiveAnswerer()
+
+
+def traversal_guide(parts: Components) -> Guide:
+    """Who prunes the traverse mode's triples and picks its clue entities."""
+    from medkg.retrieval.traverse import BuiltinGuide
+
+    builtin = BuiltinGuide(parts.embedder)
+    if parts.settings.retrieval.traverse_guide == "llm":
+        from medkg.retrieval.traverse_llm import LLMGuide
+
+        return LLMGuide(parts.llm(), builtin)
+    return builtin
 
 
 def generator(parts: Components, corpus: SentenceCorpus, entities: Mapping[str, Entity],

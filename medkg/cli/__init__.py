@@ -174,6 +174,11 @@ def build(
             out.print(f"{est.documents} document(s) to build: {est.calls} LLM call(s), about "
                       f"{est.prompt_tokens} prompt and {est.completion_tokens} output tokens, "
                       f"estimated cost ${est.cost_usd:.4f} (before cache hits)")
+            for name, (calls, sent, answered) in est.stages.items():
+                what = (f"extraction ({ws.settings.extraction.llm_profile} profile)"
+                        if name == "extract" else "tag summaries")
+                out.print(f"  {what}: {calls} call(s), about {sent} prompt and {answered} "
+                          "output tokens")
             return
         uses_llm = build_uses_llm(ws.settings)
         before = ws.ledger.failure_count("extract") if uses_llm else 0

@@ -37,7 +37,9 @@ class RelationHit:
     predicate: Predicate
     tail: MentionHit
     confidence: float
-    pattern: str
+    pattern: str  # how it was found ("pattern:NAME", "llm", ...); "llm:inferred" is kept as
+    # the triple's method as it is: implied by the model, never stated by the text
+    condition: str = ""  # when it holds, as the text states it (the LLM engine's multi profile)
 
 
 @dataclass
@@ -144,7 +146,7 @@ def assemble(
             s = min(rel.head.sentence[0], rel.tail.sentence[0])
             e = max(rel.head.sentence[1], rel.tail.sentence[1])
             qualifiers = _merge_qualifiers(rel.head.qualifiers, rel.tail.qualifiers).model_copy(
-                update={"population": population_of(quote(ex.chunk, (s, e)))})
+                update={"population": rel.condition or population_of(quote(ex.chunk, (s, e)))})
             tid = Triple.key_for(layer, head.id, rel.predicate, tail.id, qualifiers)
             evidence = Evidence(chunk_id=ex.chunk.id, document_id=ex.chunk.document_id,
                                 start=s, end=e, quote=quote(ex.chunk, (s, e)))
@@ -157,6 +159,7 @@ def assemble(
                 triples[tid] = Triple(
                     id=tid, layer=layer, head=head.id, predicate=rel.predicate, tail=tail.id,
                     evidence=[evidence], qualifiers=qualifiers, confidence=rel.confidence,
-                    method=f"builtin:{rel.pattern}",
+                    method=(rel.pattern if rel.pattern.startswith("llm:")
+                            else f"builtin:{rel.pattern}"),
                 )
     return list(entities.values()), list(triples.values())

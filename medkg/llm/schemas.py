@@ -85,6 +85,65 @@ def extraction_answer(chunks: int) -> type[ExtractionAnswer]:
                          max_length=min(MAX_RELATIONS * chunks, MAX_PACK_RELATIONS))))
 
 
+# -- the multi-prompt extraction profile (KGCaRe) ------------------------------------------
+
+StructureKind = Literal["temporal", "causal", "procedural", "conditional"]
+ConditionKind = Literal["none", "if", "unless", "population", "dose"]
+
+
+class StructureNote(BaseModel):
+    kind: StructureKind
+    note: str = Field(min_length=1, max_length=NOTE)
+
+
+class ContextAnswer(BaseModel):
+    entities: list[ExtractedEntity] = Field(max_length=MAX_ENTITIES)
+    structure: list[StructureNote] = Field(default_factory=list, max_length=MAX_RELATIONS)
+
+
+class ConditionalRelation(ExtractedRelation):
+    condition: str = Field("", max_length=NOTE, description="when it holds, if only then")
+    condition_kind: ConditionKind = "none"
+
+
+class ConditionalRelations(BaseModel):
+    relations: list[ConditionalRelation] = Field(max_length=MAX_RELATIONS)
+
+
+class InferredRelations(BaseModel):
+    inferred: list[ExtractedRelation] = Field(default_factory=list, max_length=MAX_RELATIONS)
+
+
+class StandardName(BaseModel):
+    name: str = Field(min_length=1, max_length=NAME)
+    standard: str = Field(min_length=1, max_length=NAME)
+
+
+class StandardNames(BaseModel):
+    names: list[StandardName] = Field(max_length=MAX_PACK_ENTITIES)
+
+
+@cache
+def context_answer(chunks: int) -> type[ContextAnswer]:
+    """Step 1's answer for a pack of ``chunks`` (bounds as :func:`extraction_answer`)."""
+    if chunks <= 1:
+        return ContextAnswer
+    return create_model(
+        f"ContextAnswer{chunks}", __base__=ContextAnswer,
+        entities=(list[ExtractedEntity],
+                  Field(max_length=min(MAX_ENTITIES * chunks, MAX_PACK_ENTITIES))))
+
+
+@cache
+def conditional_relations(chunks: int) -> type[ConditionalRelations]:
+    if chunks <= 1:
+        return ConditionalRelations
+    return create_model(
+        f"ConditionalRelations{chunks}", __base__=ConditionalRelations,
+        relations=(list[ConditionalRelation],
+                   Field(max_length=min(MAX_RELATIONS * chunks, MAX_PACK_RELATIONS))))
+
+
 class GeneratedTriple(BaseModel):
     head: str = Field(min_length=1, max_length=NAME)
     predicate: Predicate
@@ -130,3 +189,16 @@ class CitedAnswer(BaseModel):
     answer: str = Field(min_length=1)
     citations: list[int] = Field(default_factory=list, max_length=20,
                                  description="numbers of the sources the answer uses")
+
+
+MAX_PICKS = 12  # triples kept or clue entities chosen per call
+
+
+class PrunedTriples(BaseModel):
+    keep: list[Annotated[int, Field(ge=1)]] = Field(
+        max_length=MAX_PICKS, description="numbers of the triples to keep, best first")
+
+
+class ClueEntities(BaseModel):
+    choose: list[Annotated[int, Field(ge=1)]] = Field(
+        max_length=MAX_PICKS, description="numbers of the entities to explore, best first")

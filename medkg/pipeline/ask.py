@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from medkg.config import RETRIEVAL_MODES, RetrievalMode
-from medkg.engines import answerer
+from medkg.engines import answerer, traversal_guide
 from medkg.errors import WorkspaceError
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def retriever(parts: Components) -> LocalRetriever:
         parts.store, parts.embedder,
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
                 lexical=parts.lexical),
-        parts.pipeline(), parts.settings.retrieval,
+        parts.pipeline(), parts.settings.retrieval, traversal_guide(parts),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from medkg.model import Chunk
@@ -11,6 +11,7 @@ from medkg.pipeline.state import documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.llm.prompts import Prompt
 
 
 @dataclass
@@ -22,6 +23,8 @@ class BuildEstimate:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    # per stage ("extract", "summarise"): [calls, prompt tokens, completion tokens]
+    stages: dict[str, list[int]] = field(default_factory=dict)
 
 
 def estimate_build(parts: Components) -> BuildEstimate:
@@ -29,7 +32,9 @@ def estimate_build(parts: Components) -> BuildEstimate:
     summaries (LLM summary engine) over the new chunks, packed into calls the way
     the build packs them (``llm.pack_tokens``); their prompt tokens counted with the
     backend's tokenizer where it has one, output tokens estimated from each
-    prompt's few-shot example, and the cost at the configured prices. The SAC-KG
+    prompt's few-shot example, and the cost at the configured prices. The multi
+    extraction profile counts its four prompts per pack, each later one with the
+    expected answers of the ones before as input. The SAC-KG
     loop's calls (``--levels``) depend on what it finds and are not counted."""
     from medkg.construction.llm_extraction import expected_output_tokens
     from medkg.llm.packing import MAX_CHUNKS, joined, numbered, pack
@@ -46,16 +51,39 @@ def estimate_build(parts: Components) -> BuildEstimate:
 
     def count(prompt_name: str, groups: list[list[Chunk]], render: Callable[[list[Chunk]], str]
               ) -> None:
+        for group in groups:
+            text = render(group)
+            call(prompt_name, backend.count_tokens(text), text=text)
+
+    stage = "extract"
+
+    def call(prompt_name: str, input_tokens: int, **values: str) -> int:
+        """One call of a prompt whose variable input is ``input_tokens`` long (the text
+        in ``values``, plus what earlier steps answered); its expected output tokens,
+        at the prompt's example's answer-to-input ratio."""
         prompt = load_prompt(prompt_name)
         example_text, example_answer = prompt.examples[0]
         ratio = backend.count_tokens(example_answer) / backend.count_tokens(example_text)
-        for group in groups:
-            text = render(group)
-            estimate.calls += 1
-            estimate.prompt_tokens += sum(backend.count_tokens(m.content) + 4
-                                          for m in prompt.render(text=text))
-            estimate.completion_tokens += expected_output_tokens(
-                backend.count_tokens(text), ratio, cfg.max_tokens)
+        rendered = prompt.render(**{v: values.get(v, "") for v in _placeholders(prompt)})
+        out = expected_output_tokens(input_tokens, ratio, cfg.max_tokens)
+        sent = (sum(backend.count_tokens(m.content) + 4 for m in rendered)
+                + input_tokens - backend.count_tokens(values.get("text", "")))
+        estimate.calls += 1
+        estimate.prompt_tokens += sent
+        estimate.completion_tokens += out
+        tally = estimate.stages.setdefault(stage, [0, 0, 0])
+        tally[0], tally[1], tally[2] = tally[0] + 1, tally[1] + sent, tally[2] + out
+        return out
+
+    def multi(group: list[Chunk]) -> None:
+        """KGCaRe's four prompts: each later one reads the text and what the earlier
+        ones answered (counted at their expected length)."""
+        text = joined(group)
+        n = backend.count_tokens(text)
+        context = call("understand_context", n, text=text)
+        stated = call("expand_conditions", n + context, text=text)
+        call("refine_triples", n + stated, text=text)
+        call("normalise_entities", context // 3)
 
     from medkg.pipeline.reextract import current_mark
 
@@ -64,12 +92,21 @@ def estimate_build(parts: Components) -> BuildEstimate:
     packs = [p for group in document_groups(todo, parts.settings.extraction.engine)
              for p in pack([c for _layer, doc_id in group for c in parts.store.chunks(doc_id)],
                            backend.count_tokens, cfg.pack_tokens, MAX_CHUNKS)]
-    if extract:
+    if extract and parts.settings.extraction.llm_profile == "multi":
+        for group in packs:
+            multi(group)
+    elif extract:
         count("extract_entities", packs, joined)
     if summarise:  # the summary stage takes all new chunks in one sequence
+        stage = "summarise"
         chunks = [c for _layer, doc_id in todo for c in parts.store.chunks(doc_id)]
         count("tag_summary", pack(chunks, backend.count_tokens, cfg.pack_tokens, MAX_CHUNKS),
               numbered)
     estimate.cost_usd = round((estimate.prompt_tokens * cfg.price_in_per_mtok
                                + estimate.completion_tokens * cfg.price_out_per_mtok) / 1e6, 6)
     return estimate
+
+
+def _placeholders(prompt: Prompt) -> list[str]:
+    return [m.group("named") or m.group("braced") for m in prompt.user.pattern.finditer(
+        prompt.user.template) if m.group("named") or m.group("braced")]

@@ -76,7 +76,10 @@ def settings_identity(settings: Settings) -> str:
 
     cfg = settings.extraction
     parts: list[object] = [
-        cfg.model_dump(mode="json", exclude={"executor", "parallel_min_documents"}),
+        # llm_profile joins the identity only where it matters (the LLM engine), so
+        # marks made before it existed stay current for the builtin engine.
+        cfg.model_dump(mode="json", exclude={"executor", "parallel_min_documents",
+                                             "llm_profile"}),
         settings.construction.levels > 0,  # the SAC-KG loop decides which triples enter
     ]
     if cfg.engine == "builtin":
@@ -90,7 +93,13 @@ def settings_identity(settings: Settings) -> str:
 
         parts.append(settings.llm.model_dump(mode="json", include={
             "backend", "model", "base_url", "temperature", "seed", "max_tokens", "pack_tokens"}))
-        parts.append(load_prompt("extract_entities").version)
+        from medkg.construction.llm_extraction import PROFILES
+
+        if cfg.llm_profile == "single":
+            parts.append(load_prompt("extract_entities").version)
+        else:
+            parts.append([cfg.llm_profile, *(load_prompt(n).version
+                                             for n in PROFILES[cfg.llm_profile])])
     return fingerprint(*parts)[:12]
 
 

@@ -7,7 +7,7 @@ the graph with their own citations; definitions come from the vocabulary.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_serializer
 
@@ -53,6 +53,22 @@ class Fact(BaseModel):
     defined_by: list[str] = Field(default_factory=list)
 
 
+ConditionKind = Literal["negated", "uncertain", "hypothetical", "population",
+                        "contraindication", "adverse effect", "conflicting evidence"]
+
+
+class Condition(BaseModel):
+    """A condition an answer holds under, stated with its sources: a qualifier of a
+    fact used (negated, uncertain, hypothetical, the population studied), what
+    speaks against a therapy the answer names (a contraindication, an adverse
+    effect), or evidence that disagrees (both sides shown, never averaged)."""
+
+    kind: ConditionKind
+    text: str
+    triple_ids: list[str]
+    citations: list[int]
+
+
 class Definition(BaseModel):
     term: str
     concept_id: str
@@ -67,6 +83,7 @@ class Answer(BaseModel):
     citations: list[Citation]
     facts: list[Fact]
     definitions: list[Definition]
+    conditions: list[Condition] = Field(default_factory=list)  # when the answer holds
     sentences: list[AnswerSentence] = Field(default_factory=list)  # the extractive answer's
     trace: Trace = Field(default_factory=Trace)  # what was searched and used
 
@@ -88,6 +105,11 @@ class Answer(BaseModel):
                               *(f"  {s.text} [{s.citation}]" for s in mine)]
         else:
             lines.append(self.text or "(no answer found in this workspace)")
+        if self.conditions:
+            lines += ["", "Conditions (when this holds):"]
+            for cond in self.conditions:
+                refs = "".join(f"[{n}]" for n in cond.citations)
+                lines.append(f"  - {cond.kind}: {cond.text} {refs}")
         by_id = {f.triple_id: f for f in self.facts}
         defined = {d.concept_id: d for d in self.definitions}
         for layer in (Layer.USER, Layer.LITERATURE):
@@ -138,6 +160,14 @@ class Answer(BaseModel):
             lines.append("  keywords: low (entities): " + (", ".join(t.keywords.get("low", []))
                          or "none") + "; high (themes): "
                          + (", ".join(t.keywords.get("high", [])) or "none"))
+        if t.traversal:
+            for hop in t.traversal:
+                clues = f"; clue entities: {', '.join(hop.clues)}" if hop.clues else ""
+                stop = f"; stop: {hop.stop}" if hop.stop else ""
+                lines.append(f"  hop {hop.depth}: frontier {hop.frontier} entities, "
+                             f"{hop.candidates} triples scored, {hop.kept} kept{clues}{stop}")
+        for path in t.paths or []:
+            lines.append(f"  path: {path}")
         if t.question_concepts:
             lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
         if t.focus_entities:

@@ -32,14 +32,25 @@ from medkg.retrieval.answer import (
     Answer,
     AnswerSentence,
     Citation,
+    Condition,
     Definition,
     Fact,
     is_heading,
 )
+from medkg.retrieval.conditions import conditions
 from medkg.retrieval.fusion import rrf
 from medkg.retrieval.intent import check_question, question_predicates
 from medkg.retrieval.lexical import LexicalIndex
-from medkg.retrieval.trace import Trace
+from medkg.retrieval.trace import Trace, TraversalStep
+from medkg.retrieval.traverse import (
+    BuiltinGuide,
+    Guide,
+    Traversal,
+    path_lines,
+    ranked_chunks,
+    topic_entities,
+    traverse,
+)
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
 
@@ -81,6 +92,7 @@ class Prepared:
     ctx: _Context
     sources: dict[str, list[str]]  # each candidate source's ranking (fused modes)
     single: list[tuple[str, float]] | None  # the one source's hits (single-source modes)
+    traversal: Traversal | None = None  # the traverse mode's paths
 
 
 GRAPH_MODES = frozenset({"local", "hybrid", "u-retrieval"})
@@ -89,6 +101,7 @@ MODE_SOURCES: dict[str, tuple[str, ...]] = {
     "vector": ("dense",), "bm25": ("lexical",), "local": ("dense",),
     "hybrid": ("lexical", "dense", "graph"),
     "u-retrieval": ("lexical", "dense", "graph", "tree"),
+    "traverse": ("lexical", "dense", "traverse"),
 }
 
 
@@ -106,6 +119,7 @@ class _Context:
     question_entities: set[str]
     intents: set[Predicate]
     triples: list[Triple]
+    paths: dict[str, float] = field(default_factory=dict)  # traverse: triple -> path score
     direct: set[str] = field(default_factory=set)
     second: set[str] = field(default_factory=set)
     focus: set[str] = field(default_factory=set)
@@ -115,6 +129,8 @@ class _Context:
         direct = [t for t in self.triples if t.predicate in self.intents and {t.head, t.tail} & q]
         self.direct = {t.id for t in direct}
         self.focus = set(q) | {e for t in direct for e in (t.head, t.tail)}
+        # A traversal's paths are the focus: the entities they reach answer the question.
+        self.focus |= {e for t in self.triples if t.id in self.paths for e in (t.head, t.tail)}
         for t in self.triples:
             if t.id in self.direct or t.predicate not in self.intents:
                 continue
@@ -131,6 +147,8 @@ class _Context:
             ends = (t.head, t.tail)
             base = 0.5 * sum(1 for e in ends if e in self.question_entities) + (
                 0.5 if t.predicate in self.intents else 0.0)
+        if t.id in self.paths:  # on a traversal path: as relevant as its path
+            base = max(base, 1.0 + self.paths[t.id])
         return base + 0.1 * t.confidence - (0.5 if t.qualifiers.negated else 0.0)
 
 
@@ -144,8 +162,10 @@ class LocalRetriever:
         indexes: Indexes,
         nlp: Language,
         config: RetrievalConfig,
+        guide: Guide | None = None,
     ) -> None:
         self._store = store
+        self._guide = guide or BuiltinGuide(embedder)
         self._embedder = embedder
         self._idx = indexes
         self._nlp = nlp
@@ -155,6 +175,7 @@ class LocalRetriever:
         self._parsed: dict[str, Doc] = {}  # the last few questions, parsed
         self._link_cache: dict[str, set[str]] = {}
         self._definition_cache: dict[str, list[str]] = {}
+        self._same_concept_cache: dict[str, set[str]] = {}
 
     def ask(self, question: str, *, mode: RetrievalMode = "local", qvec: Matrix | None = None,
             tree: Sequence[str] | None = None) -> Answer:
@@ -165,7 +186,10 @@ class LocalRetriever:
         - ``local``: the entity neighbourhood's triples and the nearest chunks;
         - ``hybrid``: lexical, dense and graph candidates fused (RRF);
         - ``u-retrieval``: as hybrid, with ``tree`` (the chunks the tag tree's
-          descent chose, best first) as one more vote: a prior, never a filter.
+          descent chose, best first) as one more vote: a prior, never a filter;
+        - ``traverse``: paths from the question's entities, hop by hop to
+          ``retrieval.max_depth`` (:mod:`medkg.retrieval.traverse`), their
+          evidence fused with lexical and dense candidates.
 
         The trace holds the full candidate ranking (``retrieval.candidates``
         chunks) and the chunks the answer drew on."""
@@ -187,8 +211,13 @@ class LocalRetriever:
             )
         qvec = self._embedder.embed([question])[0] if qvec is None else qvec
         q_concepts = self.concepts_of(question)
-        ctx = (self._gather(question, q_concepts, qvec) if mode in GRAPH_MODES
-               else _Context({}, set(), set(), []))
+        traversal = None
+        if mode == "traverse":
+            ctx, traversal = self._traverse(question, q_concepts, qvec)
+        elif mode in GRAPH_MODES:
+            ctx = self._gather(question, q_concepts, qvec)
+        else:
+            ctx = _Context({}, set(), set(), [])
         n = self._config.candidates
         if mode in ("vector", "local"):
             single: list[tuple[str, float]] | None = self._idx.chunks.search(qvec, n)
@@ -196,8 +225,8 @@ class LocalRetriever:
         elif mode == "bm25":
             single, sources = self._lexical().search(question, n), {}
         else:
-            single, sources = None, self._sources(question, qvec, ctx, mode)
-        return Prepared(question, mode, qvec, q_concepts, ctx, sources, single)
+            single, sources = None, self._sources(question, qvec, ctx, mode, traversal)
+        return Prepared(question, mode, qvec, q_concepts, ctx, sources, single, traversal)
 
     def fuse(self, prepared: Prepared, tree: Sequence[str] | None = None
              ) -> list[tuple[str, float]]:
@@ -225,6 +254,7 @@ class LocalRetriever:
             cited = self._cite(citations, s.chunk, s.start, s.end)
             sentences.append(AnswerSentence(text=s.text, citation=cited.n, layer=cited.layer))
         facts = self._facts(ctx, citations)
+        stated = self._conditions(ctx, facts, citations)
         used = _chunk_ranking(items, scores, chosen)
         ranked = [c for c, _ in ranking]
         if mode == "local":  # its own candidates first, then the rest by similarity
@@ -236,6 +266,7 @@ class LocalRetriever:
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
             definitions=self._definitions(prepared.concepts, facts),
+            conditions=stated,
             sentences=sentences,
             trace=Trace(
                 question_concepts=prepared.concepts,
@@ -245,6 +276,7 @@ class LocalRetriever:
                 triples=[t.id for t in ctx.triples],
                 retrieved_chunks=used,
                 ranking=ranked,
+                **self._traversal_trace(prepared),
             ),
         )
 
@@ -266,8 +298,8 @@ class LocalRetriever:
         return {ctx.entities[e].name.lower() for t in self._fact_triples(ctx)
                 for e in (t.head, t.tail)}
 
-    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str
-                 ) -> dict[str, list[str]]:
+    def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
+                 traversal: Traversal | None = None) -> dict[str, list[str]]:
         n = self._config.candidates
         wanted = MODE_SOURCES[mode]
         dense = [c for c, _ in self._idx.chunks.search(qvec, n)]
@@ -278,6 +310,10 @@ class LocalRetriever:
             sources["dense"] = dense
         if "graph" in wanted:
             sources["graph"] = self._graph_chunks(ctx, dense)[:n]
+        if "traverse" in wanted and traversal is not None:
+            mentions = {e: ctx.entities[e].chunk_ids for e in traversal.topic
+                        if e in ctx.entities}
+            sources["traverse"] = ranked_chunks(traversal, mentions)[:n]
         return sources
 
     def _lexical(self) -> LexicalIndex:
@@ -348,6 +384,82 @@ class LocalRetriever:
         reached = seeds | {e for t in triples.values() for e in (t.head, t.tail)}
         return _Context(self._fetch(sorted(reached)), q_entities, intents,
                         list(triples.values()))
+
+    # -- traverse -------------------------------------------------------------------
+
+    def _traverse(self, question: str, q_concepts: list[str], qvec: Matrix
+                  ) -> tuple[_Context, Traversal]:
+        """The traverse mode's context: topic entities (by concept, and partial matches
+        of the question's entity spans), then the traversal; the triples it kept, and
+        every triple it read of the entities on its paths (their qualifiers and harms
+        are the answer's conditions)."""
+        by_concept = self._store.entities_of_concepts(q_concepts) if q_concepts else []
+        self._entity_cache.update((e.id, e) for e in by_concept)
+        spans = list(dict.fromkeys(e.text for e in self.parse(question).ents))
+        topic = topic_entities([e.id for e in by_concept], spans, qvec,
+                               self._idx.entities.search, self._embedder, self._config)
+        traversal = traverse(question, qvec, topic, self, self._guide, self._config)
+        on_path = set(traversal.paths)
+        triples = dict(traversal.triples)
+        for t in traversal.seen.values():
+            if t.head in on_path or t.tail in on_path:
+                triples.setdefault(t.id, t)
+        reached = on_path | {e for t in triples.values() for e in (t.head, t.tail)}
+        ctx = _Context(self._fetch(sorted(reached)), set(topic), question_predicates(question),
+                       list(triples.values()), paths=dict(traversal.scores))
+        return ctx, traversal
+
+    def triples_of(self, entity_ids: Sequence[str]) -> list[Triple]:
+        return self._store.triples(entity_ids=list(entity_ids)) if entity_ids else []
+
+    def briefs(self, entity_ids: Iterable[str]) -> dict[str, EntityBrief]:
+        return self._fetch(sorted(entity_ids))
+
+    def linked(self, entity_id: str) -> set[str]:
+        """For a traversal: the entities that stand for the same thing (``same_as``,
+        ``reference_of``), and those defined by the same vocabulary concept
+        (``definition_of``)."""
+        if entity_id not in self._same_concept_cache:
+            out = set(self._linked(entity_id))
+            for concept in self._defined_by(entity_id):
+                out |= {x.source for x in self._store.links(target=concept,
+                                                           kind=LinkKind.DEFINITION_OF)}
+            out.discard(entity_id)
+            self._same_concept_cache[entity_id] = out
+        return self._same_concept_cache[entity_id]
+
+    def entity_vector(self, entity_id: str) -> Matrix | None:
+        return self._idx.entities.vector(entity_id)
+
+    def _traversal_trace(self, prepared: Prepared) -> dict[str, object]:
+        traversal = prepared.traversal
+        if traversal is None:
+            return {}
+        entities = prepared.ctx.entities
+        steps = [TraversalStep(depth=s.depth, frontier=s.frontier, candidates=s.candidates,
+                               kept=s.kept, stop=s.stop,
+                               clues=[entities[c].name if c in entities else c
+                                      for c in s.clues])
+                 for s in traversal.steps]
+        return {"traversal": steps,
+                "paths": path_lines(traversal, traversal.triples, entities)}
+
+    def _conditions(self, ctx: _Context, facts: list[Fact],
+                    citations: dict[tuple[str, int, int], Citation]) -> list[Condition]:
+        """The conditions the answer holds under (:mod:`medkg.retrieval.conditions`)."""
+        by_id = {t.id: t for t in ctx.triples}
+        used = [by_id[f.triple_id] for f in facts if f.triple_id in by_id]
+
+        def name(eid: str) -> str:
+            return ctx.entities[eid].name if eid in ctx.entities else eid
+
+        def cite(t: Triple) -> list[int]:
+            return [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
+                    for ev in t.evidence[:2]]
+
+        pool = [t for t in ctx.triples if t.head in ctx.entities and t.tail in ctx.entities]
+        return conditions(used, pool, ctx.question_entities, name, cite,
+                          self._config.max_citations)
 
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:

@@ -36,6 +36,17 @@ class RefinementStep(BaseModel):
     added_chunks: int = 0
 
 
+class TraversalStep(BaseModel):
+    """One hop of the traverse mode."""
+
+    depth: int
+    frontier: int  # entities the hop left from
+    candidates: int  # triples scored
+    kept: int  # triples kept after pruning
+    clues: list[str] = Field(default_factory=list)  # clue entities' names
+    stop: str = ""  # why the search stopped after this hop
+
+
 class Trace(BaseModel):
     # local search (every mode)
     question_concepts: list[str] = Field(default_factory=list)
@@ -50,6 +61,9 @@ class Trace(BaseModel):
     scope_chunks: int | None = None  # chunks under the chosen groups (a prior, not a filter)
     refinement: list[RefinementStep] | None = None
     draft_ranking: list[str] | None = None  # the fused ranking's head with the first scope
+    # traverse: each hop, and the best paths from the question's entities
+    traversal: list[TraversalStep] | None = None
+    paths: list[str] | None = None
     # the auto mode: the question's dual-level keywords (low: entities; high: themes)
     keywords: dict[str, list[str]] | None = None
     # the answer engine, and anything else worth saying

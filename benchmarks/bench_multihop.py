@@ -1,0 +1,130 @@
+"""Two-hop and conditional questions: every retrieval mode on one workspace, one run.
+
+    python benchmarks/bench_multihop.py --workspace /tmp/mh-dev            # dev splits
+    python benchmarks/bench_multihop.py --split train --workspace /tmp/mh-train
+
+The questions come from the gold relations of BioRED and BC5CDR
+(``medkg.evaluation.multihop``); the workspace holds the same split's
+abstracts (title + abstract, so gold offsets are document offsets), built once
+with the bundled relation model (trained on the training splits only) and
+reused. Every question is asked in each mode, the modes interleaved question
+by question (the first mode rotates: it pays for the sentence embeddings the
+others then find cached). Printed: answer-entity recall@5/@10 of each mode's
+full candidate ranking over all answers and over the cross-document ones,
+the condition-stated rate on the conditional questions, p50/p95 latency.
+Tune on ``--split train`` only; report ``--split dev``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
+SPLITS = {
+    "dev": (EVAL / "biored" / "Dev.PubTator", EVAL / "bc5cdr" / "CDR_DevelopmentSet.PubTator.txt"),
+    "train": (EVAL / "biored" / "Train.PubTator",
+              EVAL / "bc5cdr" / "CDR_TrainingSet.PubTator.txt"),
+}
+MODES = ("vector", "hybrid", "local", "u-retrieval", "traverse")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
+    parser.add_argument("--workspace", type=Path, required=True)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON",
+                        help="a retrieval setting for this run, e.g. "
+                        "retrieval.max_depth=3 (repeatable; not saved)")
+    args = parser.parse_args()
+    files = SPLITS[args.split]
+    missing = [f for f in files if not f.exists()]
+    if missing:
+        sys.exit(f"skip: {missing[0]} not found (the ../shared checkout is absent)")
+
+    from medkg.evaluation.multihop import generate, read_corpora, score
+    from medkg.model import Layer
+    from medkg.workspace import Workspace
+
+    documents = read_corpora(files)
+    questions = generate(documents)
+    questions = questions[: args.limit] if args.limit else questions
+    t0 = time.perf_counter()
+    fresh = not (args.workspace / "medkg.toml").exists()
+    ws = Workspace.create(args.workspace, exist_ok=True)
+    if fresh:
+        ws.settings.extraction.relation_model = "bundled"
+        ws.save_settings()
+        ws.load_vocabulary(None)
+    corpus = args.workspace / "corpus.jsonl"
+    if not corpus.exists():
+        corpus.write_text("".join(json.dumps({"id": d.pmid, "title": d.title, "text": d.text})
+                                  + "\n" for d in documents.values()), encoding="utf-8")
+    ws.ingest([corpus], Layer.LITERATURE)
+    ws.build()
+    counts = ws.store.counts()
+    print(f"workspace ready in {time.perf_counter() - t0:.0f} s: {len(documents)} documents, "
+          f"{counts.entities} entities, {counts.triples} triples, {counts.links} links",
+          flush=True)
+    if args.build_only:
+        ws.close()
+        return
+    for assignment in args.set:
+        key, _, raw = assignment.partition("=")
+        section, _, name = key.partition(".")
+        setattr(getattr(ws.settings, section), name, json.loads(raw))
+
+    spans: dict[str, tuple[str, int, int]] = {}
+    for doc_id in ws.store.document_ids(Layer.LITERATURE):
+        pmid = ws.store.document(doc_id).source.rsplit("#", 1)[-1]
+        for chunk in ws.store.chunks(doc_id):
+            spans[chunk.id] = (pmid, chunk.start, chunk.end)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    retriever = ws.retriever()
+    ws.ask(questions[0].question, retriever=retriever)  # load the models before timing
+    rankings: dict[str, list[list[str]]] = {m: [] for m in modes}
+    stated: dict[str, list[str]] = {m: [] for m in modes}
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    for n, q in enumerate(questions):
+        for mode in modes[n % len(modes):] + modes[: n % len(modes)]:
+            t = time.perf_counter()
+            answer = ws.ask(q.question, mode=mode, retriever=retriever)
+            times[mode].append((time.perf_counter() - t) * 1000)
+            rankings[mode].append(answer.trace.ranking)
+            stated[mode].append(" ".join([answer.text, *(c.text for c in answer.conditions)]))
+        if n % 25 == 0:
+            print(f"{n}/{len(questions)} questions", flush=True)
+    ws.close()
+    reports = {m: score(m, questions, rankings[m], stated[m], times[m], spans.get)
+               for m in modes}
+    two_hop = [q for q in questions if q.kind == "2-hop"]
+    answers = sum(len(q.answers) for q in two_hop)
+    print(f"\n{args.split}: {len(two_hop)} 2-hop questions ({answers} answers, "
+          f"{reports[modes[0]].cross_document_answers} cross-document), "
+          f"{reports[modes[0]].conditional_questions} conditional questions; "
+          f"{len(documents)} documents, {len(spans)} chunks"
+          + (f"; settings {' '.join(args.set)}" if args.set else ""))
+    print("| mode | recall@5 | recall@10 | cross-doc recall@5 | cross-doc recall@10 "
+          "| condition stated | p50 ms | p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode, r in reports.items():
+        cond = "n/a" if r.condition_stated is None else f"{r.condition_stated:.3f}"
+        print(f"| {mode} | {r.recall['recall@5']:.3f} | {r.recall['recall@10']:.3f} | "
+              f"{r.recall['cross-document recall@5']:.3f} | "
+              f"{r.recall['cross-document recall@10']:.3f} | {cond} | "
+              f"{r.latency_ms['p50']} | {r.latency_ms['p95']} |")
+    (args.workspace / f"bench_multihop_{args.split}.json").write_text(
+        json.dumps({m: r.model_dump() for m, r in reports.items()}, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

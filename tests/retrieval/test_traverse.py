@@ -1,0 +1,170 @@
+"""The traverse mode: the search on its own over a small in-memory graph (depth,
+pruning, clue entities, links, stopping rules), then the mode on a built
+workspace (paths in the trace, citations that hold, conditions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pytest
+
+from medkg.config import RetrievalConfig
+from medkg.linking.embeddings import Matrix
+from medkg.model import EntityBrief, Evidence, Layer, Predicate, Qualifiers, Triple
+from medkg.retrieval.traverse import (
+    Path,
+    TraversalGraph,
+    ranked_chunks,
+    traverse,
+)
+from medkg.workspace import Workspace
+
+
+def _triple(head: str, predicate: Predicate, tail: str, chunk: str = "c",
+            negated: bool = False) -> Triple:
+    q = Qualifiers(negated=negated)
+    return Triple(id=Triple.key_for(Layer.LITERATURE, head, predicate, tail, q),
+                  layer=Layer.LITERATURE, head=head, predicate=predicate, tail=tail,
+                  qualifiers=q, confidence=0.8,
+                  evidence=[Evidence(chunk_id=chunk, document_id="d", start=0, end=1,
+                                     quote="x")])
+
+
+class Graph:
+    """A graph held in lists: what the retriever gives a traversal, without a store."""
+
+    def __init__(self, triples: list[Triple], links: dict[str, set[str]] | None = None
+                 ) -> None:
+        self.triples = triples
+        self.links = links or {}
+        self.reads: list[list[str]] = []
+
+    def triples_of(self, entity_ids: Sequence[str]) -> list[Triple]:
+        self.reads.append(list(entity_ids))
+        ids = set(entity_ids)
+        return [t for t in self.triples if t.head in ids or t.tail in ids]
+
+    def briefs(self, entity_ids: Iterable[str]) -> dict[str, EntityBrief]:
+        return {e: EntityBrief(id=e, layer=Layer.LITERATURE, name=e, type="x")
+                for e in entity_ids}
+
+    def linked(self, entity_id: str) -> set[str]:
+        return self.links.get(entity_id, set())
+
+    def entity_vector(self, entity_id: str) -> Matrix | None:
+        return np.array([1.0 if entity_id.startswith("clue") else 0.1], dtype=np.float32)
+
+
+class TableGuide:
+    """Scores a triple by a table (what the test says is relevant)."""
+
+    name = "table"
+
+    def __init__(self, relevant: dict[str, float]) -> None:
+        self.relevant = relevant
+
+    def score(self, question: str, qvec: Matrix, triples: Sequence[Triple],
+              entities: dict[str, EntityBrief]) -> list[float]:
+        return [self.relevant.get(f"{t.head}>{t.tail}", 0.0) for t in triples]
+
+    def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
+              graph: TraversalGraph, n: int) -> list[str]:
+        def near(e: EntityBrief) -> float:
+            vec = graph.entity_vector(e.id)
+            return float(vec @ qvec) if vec is not None else 0.0
+
+        return [e.id for e in sorted(candidates, key=lambda e: -near(e))[:n]]
+
+
+QVEC = np.array([1.0], dtype=np.float32)
+CHAIN = [
+    _triple("gene", Predicate.ASSOCIATED_WITH, "disease", "c1"),
+    _triple("drug", Predicate.TREATS, "disease", "c2"),
+    _triple("drug", Predicate.HAS_ADVERSE_EFFECT, "harm", "c3"),
+    _triple("gene", Predicate.INTERACTS_WITH, "noise", "c4"),
+]
+RELEVANT = {"gene>disease": 0.9, "drug>disease": 0.8, "drug>harm": 0.5}
+
+
+def test_two_hops_reach_the_answer_and_record_the_path() -> None:
+    config = RetrievalConfig(max_depth=2, traverse_min_score=0.2, traverse_min_kept=1)
+    t = traverse("q", QVEC, ["gene"], Graph(CHAIN), TableGuide(RELEVANT), config)
+    path = t.paths["drug"]
+    assert [h.target for h in path.hops] == ["disease", "drug"]
+    assert [h.depth for h in path.hops] == [1, 2]
+    assert "noise" not in t.paths  # pruned: scored under traverse_min_score
+    assert "harm" not in t.paths  # a third hop: past max_depth
+    assert t.steps[-1].stop == "depth limit"
+    # the evidence of the kept triples, best path first
+    assert ranked_chunks(t, {})[:2] == ["c1", "c2"]
+
+
+def test_depth_and_beam_bound_the_search() -> None:
+    graph = Graph(CHAIN)
+    one = traverse("q", QVEC, ["gene"], graph, TableGuide(RELEVANT),
+                   RetrievalConfig(max_depth=1, traverse_clues=0))
+    assert set(one.paths) == {"gene", "disease"} and len(graph.reads) == 1
+    deep = traverse("q", QVEC, ["gene"], Graph(CHAIN), TableGuide(RELEVANT),
+                    RetrievalConfig(max_depth=4, traverse_beam=1, traverse_clues=0))
+    # one triple per hop: gene>disease, drug>disease, drug>harm; then nothing new
+    assert len(deep.triples) == 3 and "harm" in deep.paths
+    assert deep.steps[-1].stop == "nothing new to follow"
+
+
+def test_the_search_stops_when_the_context_suffices() -> None:
+    t = traverse("q", QVEC, ["gene"], Graph(CHAIN), TableGuide(RELEVANT),
+                 RetrievalConfig(max_depth=4, traverse_max_triples=1, traverse_clues=0))
+    assert len(t.triples) == 1 and t.steps[-1].stop == "the context suffices"
+
+
+def test_a_poor_hop_asks_for_clue_entities() -> None:
+    triples = [_triple("start", Predicate.ASSOCIATED_WITH, "other"),
+               _triple("start", Predicate.ASSOCIATED_WITH, "clue-a"),
+               _triple("clue-a", Predicate.TREATS, "answer", "c9")]
+    relevant = {"clue-a>answer": 0.9}  # nothing at depth 1 is relevant enough
+    t = traverse("q", QVEC, ["start"], Graph(triples), TableGuide(relevant),
+                 RetrievalConfig(max_depth=2, traverse_min_kept=1, traverse_clues=1))
+    assert t.steps[0].clues == ("clue-a",)
+    assert [h.target for h in t.paths["answer"].hops] == ["clue-a", "answer"]
+    no_clues = traverse("q", QVEC, ["start"], Graph(triples), TableGuide(relevant),
+                        RetrievalConfig(max_depth=2, traverse_clues=0))
+    assert "answer" not in no_clues.paths
+
+
+def test_links_join_the_frontier_and_rejected_triples_are_not_followed() -> None:
+    rejected = _triple("twin", Predicate.TREATS, "rejected").model_copy(
+        update={"review": "rejected"})
+    triples = [_triple("twin", Predicate.TREATS, "target"), rejected]
+    t = traverse("q", QVEC, ["user-entity"], Graph(triples, {"user-entity": {"twin"}}),
+                 TableGuide({"twin>target": 1.0, "twin>rejected": 1.0}), RetrievalConfig())
+    assert "target" in t.paths and "rejected" not in t.paths
+
+
+def test_a_better_path_replaces_a_worse_one() -> None:
+    p = Path(())
+    assert p.hops == () and traverse(
+        "q", QVEC, [], Graph([]), TableGuide({}), RetrievalConfig()).steps[0].stop
+
+
+@pytest.mark.slow
+def test_traverse_mode_answers_with_paths_and_conditions(small_ws: Workspace) -> None:
+    retriever = small_ws.retriever()
+    answer = retriever.ask("What are the adverse effects of the drugs that treat "
+                           "hypertension?", mode="traverse")
+    assert answer.mode == "traverse"
+    trace = answer.trace
+    assert trace.traversal and trace.paths
+    assert any("hypertension" in p for p in trace.paths)
+    assert trace.ranking and len(trace.ranking) == len(set(trace.ranking))
+    for c in answer.citations:
+        assert small_ws.store.document(c.document_id).text[c.start:c.end] == c.quote
+    numbers = {c.n for c in answer.citations}
+    for cond in answer.conditions:
+        assert cond.citations and set(cond.citations) <= numbers
+    drugs = ("lisinopril", "amlodipine", "hydrochlorothiazide")
+    assert any(cond.kind == "adverse effect" and any(d in cond.text.lower() for d in drugs)
+               for cond in answer.conditions)
+    rendered = answer.render_trace()
+    assert "hop 1:" in rendered and "path:" in rendered
+    assert "Conditions (when this holds):" in answer.render()
