@@ -40,7 +40,8 @@ def main() -> None:
     parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--modes", default=",".join(MODES))
-    parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    parser.add_argument("--limit", type=int, default=0, help="ask only N questions, spread "
+                        "evenly over the set (every template)")
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON",
                         help="a retrieval setting for this run, e.g. "
@@ -57,7 +58,8 @@ def main() -> None:
 
     documents = read_corpora(files)
     questions = generate(documents)
-    questions = questions[: args.limit] if args.limit else questions
+    if args.limit and args.limit < len(questions):
+        questions = questions[:: len(questions) // args.limit][: args.limit]
     t0 = time.perf_counter()
     fresh = not (args.workspace / "medkg.toml").exists()
     ws = Workspace.create(args.workspace, exist_ok=True)

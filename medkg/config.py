@@ -194,10 +194,12 @@ class RetrievalConfig(Section):
                             "and the length of the fused ranking")
     # Fitted on BioASQ 7B questions only (benchmarks/tune_fusion.py: hybrid's
     # weights first, the tree's vote on top); held-out years in the closing notes.
+    # The traverse weight and settings: on the training-split 2-hop questions only
+    # (benchmarks/bench_multihop.py --split train).
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: dict[str, float] = Field(
         default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5,
-                                 "traverse": 2.0},
+                                 "traverse": 4.0},
         description="weight of each candidate source in the fusion (lexical, dense, graph, "
         "tree, traverse); 0 leaves a source out")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
@@ -213,7 +215,7 @@ class RetrievalConfig(Section):
         "'llm' asks the chat model of the [llm] section (prune_triples, clue_entities)")
     max_depth: int = Field(2, ge=1, le=6, description="traverse: hops from the question's "
                            "entities")
-    traverse_beam: int = Field(12, ge=1, description="traverse: triples kept per hop, the "
+    traverse_beam: int = Field(24, ge=1, description="traverse: triples kept per hop, the "
                                "most relevant to the question")
     traverse_min_score: float = Field(0.2, description="traverse: a triple scoring less is "
                                       "pruned (builtin: cosine to the question + 0.25 for an "
@@ -221,9 +223,9 @@ class RetrievalConfig(Section):
     traverse_min_kept: int = Field(2, ge=0, description="traverse: a hop keeping fewer "
                                    "triples asks for clue entities")
     traverse_clues: int = Field(3, ge=0, description="traverse: clue entities per poor hop")
-    traverse_max_triples: int = Field(40, ge=1, description="traverse: stop when this many "
+    traverse_max_triples: int = Field(80, ge=1, description="traverse: stop when this many "
                                       "triples are kept (the context suffices)")
-    traverse_partial_min: float = Field(0.55, ge=-1, le=1, description="traverse: cosine an "
+    traverse_partial_min: float = Field(0.7, ge=-1, le=1, description="traverse: cosine an "
                                         "entity needs to a question span (or the question) "
                                         "to be a topic entity by partial match (depth 1)")
     top_chunks: int = Field(6, ge=1)

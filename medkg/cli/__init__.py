@@ -220,11 +220,12 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     llm: LLMOpt = None,
     mode: Annotated[str | None, typer.Option(
-        help="u-retrieval (tag tree, the default), local (entity neighbourhood) or vector "
-        "(chunk vector RAG)")] = None,
+        help="u-retrieval (tag tree, the default), hybrid, local (entity neighbourhood), "
+        "traverse (multi-hop paths from the question's entities, with the conditions the "
+        "answer holds under), vector (chunk vector RAG), bm25, global or auto")] = None,
     explain: Annotated[bool, typer.Option(
         "--explain", help="also print the trace: path through the tag tree, refinement "
-        "steps, entities and triples used")] = False,
+        "steps, the traversal's hops and paths, entities and triples used")] = False,
 ) -> None:
     """Answer a question with numbered citations and definitions (during a build,
     from what the build has committed so far)."""

@@ -39,6 +39,27 @@ def question_predicates(question: str) -> set[Predicate]:
     }
 
 
+# "Which drugs ...", "what genes ...": the semantic groups an answer entity has.
+_ANSWER_TYPES: dict[str, tuple[str, ...]] = {
+    "CHEM": ("drug", "medication", "medicine", "chemical", "compound", "agent", "therap"),
+    "DISO": ("disease", "disorder", "condition", "adverse effect", "side effect",
+             "complication", "symptom", "syndrome"),
+    "GENE": ("gene", "protein", "receptor", "enzyme"),
+}
+_WHICH = re.compile(r"\b(?:which|what)\s+(?:other\s+)?([a-z -]{3,40})")
+
+
+def answer_groups(question: str) -> set[str]:
+    """The semantic groups a "which X / what X" question wants its answers in
+    (empty: the question does not say)."""
+    m = _WHICH.search(question.lower())
+    if m is None:
+        return set()
+    head = m.group(1)
+    return {group for group, cues in _ANSWER_TYPES.items()
+            if any(head.startswith(cue) or f" {cue}" in head[:20] for cue in cues)}
+
+
 def check_question(question: str, limit: int) -> str:
     """The question, stripped; an empty or over-long one is refused (before any
     model is loaded, when the caller checks first)."""

@@ -32,7 +32,7 @@ from typing import Protocol
 from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import EntityBrief, Predicate, Triple
-from medkg.retrieval.intent import question_predicates
+from medkg.retrieval.intent import answer_groups, question_predicates
 
 PREDICATE_WORDS: dict[Predicate, str] = {
     Predicate.TREATS: "treats", Predicate.CAUSES: "causes",
@@ -43,6 +43,7 @@ PREDICATE_WORDS: dict[Predicate, str] = {
     Predicate.ASSOCIATED_WITH: "is associated with", Predicate.INTERACTS_WITH: "interacts with",
 }
 INTENT_BONUS = 0.25  # a triple of a predicate the question asks about
+TYPE_BONUS = 0.15  # a triple reaching an entity of the type the question asks for
 MAX_CANDIDATES = 400  # triples scored per hop (most confident first): a hub cannot stall a hop
 
 
@@ -52,6 +53,17 @@ def triple_text(t: Triple, entities: dict[str, EntityBrief]) -> str:
     tail = entities[t.tail].name if t.tail in entities else t.tail
     text = f"{head} {PREDICATE_WORDS[t.predicate]} {tail}"
     return f"not: {text}" if t.qualifiers.negated else text
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A triple one hop from the frontier: the entity it leaves from and reaches, and
+    the predicate of the hop that reached the frontier entity (``None`` at depth 1)."""
+
+    triple: Triple
+    source: str
+    target: str
+    came_by: Predicate | None
 
 
 class TraversalGraph(Protocol):
@@ -68,7 +80,7 @@ class Guide(Protocol):
 
     name: str
 
-    def score(self, question: str, qvec: Matrix, triples: Sequence[Triple],
+    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]: ...
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
@@ -77,23 +89,34 @@ class Guide(Protocol):
 
 class BuiltinGuide:
     """Relevance = cosine of the triple's sentence to the question, plus
-    ``INTENT_BONUS`` when its predicate is one the question asks about; clue
-    entities = the candidates whose vectors are nearest to the question."""
+    ``INTENT_BONUS`` when its predicate is one the question asks about (past depth
+    1, only a predicate *other* than the one the path arrived by, when the question
+    asks for more than one: "drugs that treat the conditions X causes" is causes,
+    then treats), plus ``TYPE_BONUS`` when it reaches an entity of the type the
+    question asks for ("which drugs"); clue entities = the candidates whose
+    vectors are nearest to the question."""
 
     name = "builtin"
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
 
-    def score(self, question: str, qvec: Matrix, triples: Sequence[Triple],
+    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]:
-        if not triples:
+        if not candidates:
             return []
         intents = question_predicates(question)
-        vectors = self._embedder.embed([triple_text(t, entities) for t in triples])
+        wanted = answer_groups(question)
+        vectors = self._embedder.embed([triple_text(c.triple, entities) for c in candidates])
         sims = vectors @ qvec
-        return [float(s) + (INTENT_BONUS if t.predicate in intents else 0.0)
-                for s, t in zip(sims, triples, strict=True)]
+        out = []
+        for sim, c in zip(sims, candidates, strict=True):
+            p = c.triple.predicate
+            asked = p in intents and (c.came_by is None or p != c.came_by or len(intents) < 2)
+            typed = c.target in entities and entities[c.target].type in wanted
+            out.append(float(sim) + (INTENT_BONUS if asked else 0.0)
+                       + (TYPE_BONUS if typed else 0.0))
+        return out
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]:
@@ -184,39 +207,40 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
     frontier = sorted(start)
     visited = set(start)
     for depth in range(1, config.max_depth + 1):
-        candidates = [t for t in graph.triples_of(frontier)
-                      if t.in_force and t.id not in out.triples]
-        for t in candidates:
+        triples = [t for t in graph.triples_of(frontier)
+                   if t.in_force and t.id not in out.triples]
+        for t in triples:
             out.seen.setdefault(t.id, t)
-        candidates.sort(key=lambda t: (-t.confidence, t.id))
-        candidates = candidates[:MAX_CANDIDATES]
+        triples.sort(key=lambda t: (-t.confidence, t.id))
+        in_frontier = set(frontier)
+        candidates = [_candidate(t, in_frontier, out) for t in triples[:MAX_CANDIDATES]]
         if not candidates:
             out.steps.append(Step(depth, len(frontier), 0, 0, stop="nothing new to follow"))
             break
-        entities = graph.briefs({e for t in candidates for e in (t.head, t.tail)})
+        entities = graph.briefs({e for c in candidates for e in (c.source, c.target)})
         scores = guide.score(question, qvec, candidates, entities)
-        ranked = sorted(zip(scores, candidates, strict=True), key=lambda x: (-x[0], x[1].id))
-        kept = [(s, t) for s, t in ranked[: config.traverse_beam]
+        ranked = sorted(zip(scores, candidates, strict=True),
+                        key=lambda x: (-x[0], x[1].triple.id))
+        kept = [(s, c) for s, c in ranked[: config.traverse_beam]
                 if s >= config.traverse_min_score]
         new: list[str] = []
-        in_frontier = set(frontier)
-        for s, t in kept:
-            source = t.head if t.head in in_frontier else t.tail
-            target = t.tail if source == t.head else t.head
-            _extend(out, t, source, target, depth, s)
-            if target not in visited:
-                new.append(target)
+        for s, c in kept:
+            _extend(out, c, depth, s)
+            # A negated triple is kept (it is a condition) but not followed: it says
+            # the two are *not* related.
+            if c.target not in visited and not c.triple.qualifiers.negated:
+                new.append(c.target)
         clues: list[str] = []
         if len(kept) < config.traverse_min_kept and config.traverse_clues:
-            kept_ids = {t.id for _, t in kept}
-            neighbours = {e: (s, t) for s, t in ranked if t.id not in kept_ids
-                          for e in (t.head, t.tail) if e not in visited}
+            kept_ids = {c.triple.id for _, c in kept}
+            neighbours = {c.target: (s, c) for s, c in ranked
+                          if c.triple.id not in kept_ids and c.target not in visited
+                          and not c.triple.qualifiers.negated}
             pool = [entities[e] for e in neighbours if e in entities]
             clues = guide.clues(question, qvec, pool, graph, config.traverse_clues)
             for eid in clues:
-                s, t = neighbours[eid]
-                source = t.tail if eid == t.head else t.head
-                _extend(out, t, source, eid, depth, s)
+                s, c = neighbours[eid]
+                _extend(out, c, depth, s)
                 new.append(eid)
         for eid in list(new):
             for other in graph.linked(eid):
@@ -238,25 +262,35 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
     return out
 
 
-def _extend(out: Traversal, t: Triple, source: str, target: str, depth: int,
-            score: float) -> None:
+def _candidate(t: Triple, frontier: set[str], out: Traversal) -> Candidate:
+    source = t.head if t.head in frontier else t.tail
+    target = t.tail if source == t.head else t.head
+    base = out.paths.get(source)
+    came_by = (out.triples[base.hops[-1].triple].predicate if base is not None and base.hops
+               and base.hops[-1].triple in out.triples else None)
+    return Candidate(t, source, target, came_by)
+
+
+def _extend(out: Traversal, c: Candidate, depth: int, score: float) -> None:
+    t = c.triple
     out.triples[t.id] = t
-    base = out.paths.get(source, Path(()))
-    path = Path((*base.hops, Hop(t.id, source, target, depth, round(score, 4))))
+    base = out.paths.get(c.source, Path(()))
+    path = Path((*base.hops, Hop(t.id, c.source, c.target, depth, round(score, 4))))
     out.scores[t.id] = max(out.scores.get(t.id, float("-inf")), path.score)
-    known = out.paths.get(target)
+    known = out.paths.get(c.target)
     if known is None or (known.hops and path.score > known.score):
-        out.paths[target] = path
+        out.paths[c.target] = path
 
 
 def ranked_chunks(traversal: Traversal, mentions: Mapping[str, Sequence[str]]) -> list[str]:
     """The chunks a traversal puts forward: the evidence of its kept triples, the
-    triple on the best path first (the deeper hop first among equals: it holds
-    what the question could not name), then chunks mentioning a topic entity."""
-    best: dict[str, tuple[float, int]] = {}
+    deepest hop first (it holds what the question could not name, and what text
+    search on the question cannot reach), the best path first among those; then
+    chunks mentioning a topic entity."""
+    best: dict[str, tuple[int, float]] = {}
     depth = {h.triple: h.depth for p in traversal.paths.values() for h in p.hops}
     for tid, t in traversal.triples.items():
-        key = (traversal.scores.get(tid, 0.0), depth.get(tid, 0))
+        key = (depth.get(tid, 1), traversal.scores.get(tid, 0.0))
         for ev in t.evidence:
             if ev.chunk_id not in best or key > best[ev.chunk_id]:
                 best[ev.chunk_id] = key

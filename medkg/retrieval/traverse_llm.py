@@ -17,8 +17,8 @@ from medkg.linking.embeddings import Matrix
 from medkg.llm.client import LLM
 from medkg.llm.prompts import load_prompt
 from medkg.llm.schemas import ClueEntities, PrunedTriples
-from medkg.model import EntityBrief, Triple
-from medkg.retrieval.traverse import BuiltinGuide, TraversalGraph, triple_text
+from medkg.model import EntityBrief
+from medkg.retrieval.traverse import BuiltinGuide, Candidate, TraversalGraph, triple_text
 
 SHOWN = 30
 
@@ -30,11 +30,11 @@ class LLMGuide:
         self.llm = llm
         self.builtin = builtin
 
-    def score(self, question: str, qvec: Matrix, triples: Sequence[Triple],
+    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]:
-        first = self.builtin.score(question, qvec, triples, entities)
-        shown = sorted(range(len(triples)), key=lambda i: -first[i])[:SHOWN]
-        listing = "\n".join(f"{n}. {triple_text(triples[i], entities)}"
+        first = self.builtin.score(question, qvec, candidates, entities)
+        shown = sorted(range(len(candidates)), key=lambda i: -first[i])[:SHOWN]
+        listing = "\n".join(f"{n}. {triple_text(candidates[i].triple, entities)}"
                             for n, i in enumerate(shown, start=1))
         try:
             answer = self.llm.structured(
@@ -45,7 +45,7 @@ class LLMGuide:
             self.llm.ledger.fail("prune_triples", question[:200], str(exc))
             return first
         picks = [shown[n - 1] for n in dict.fromkeys(answer.keep) if n <= len(shown)]
-        scores = [0.0] * len(triples)
+        scores = [0.0] * len(candidates)
         for rank, i in enumerate(picks):
             scores[i] = 1.0 - 0.5 * rank / max(1, len(picks))
         return scores

@@ -13,6 +13,7 @@ from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Matrix
 from medkg.model import EntityBrief, Evidence, Layer, Predicate, Qualifiers, Triple
 from medkg.retrieval.traverse import (
+    Candidate,
     Path,
     TraversalGraph,
     ranked_chunks,
@@ -64,9 +65,10 @@ class TableGuide:
     def __init__(self, relevant: dict[str, float]) -> None:
         self.relevant = relevant
 
-    def score(self, question: str, qvec: Matrix, triples: Sequence[Triple],
+    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]:
-        return [self.relevant.get(f"{t.head}>{t.tail}", 0.0) for t in triples]
+        return [self.relevant.get(f"{c.triple.head}>{c.triple.tail}", 0.0)
+                for c in candidates]
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]:
@@ -96,8 +98,9 @@ def test_two_hops_reach_the_answer_and_record_the_path() -> None:
     assert "noise" not in t.paths  # pruned: scored under traverse_min_score
     assert "harm" not in t.paths  # a third hop: past max_depth
     assert t.steps[-1].stop == "depth limit"
-    # the evidence of the kept triples, best path first
-    assert ranked_chunks(t, {})[:2] == ["c1", "c2"]
+    # the evidence of the kept triples, the deeper hop first (what the question
+    # could not name), then the topic entities' own chunks
+    assert ranked_chunks(t, {"gene": ["c1", "c7"]}) == ["c2", "c1", "c7"]
 
 
 def test_depth_and_beam_bound_the_search() -> None:
@@ -168,3 +171,43 @@ def test_traverse_mode_answers_with_paths_and_conditions(small_ws: Workspace) ->
     rendered = answer.render_trace()
     assert "hop 1:" in rendered and "path:" in rendered
     assert "Conditions (when this holds):" in answer.render()
+
+
+def test_a_negated_triple_is_kept_but_not_followed() -> None:
+    triples = [_triple("drug", Predicate.TREATS, "disease", "c1", negated=True),
+               _triple("disease", Predicate.ASSOCIATED_WITH, "gene", "c2")]
+    t = traverse("q", QVEC, ["drug"], Graph(triples),
+                 TableGuide({"drug>disease": 0.9, "disease>gene": 0.9}),
+                 RetrievalConfig(max_depth=3, traverse_clues=0))
+    assert triples[0].id in t.triples  # a condition of the answer
+    assert "gene" not in t.paths  # "drug does not treat disease" leads nowhere
+
+
+def test_answer_groups_read_which_x() -> None:
+    from medkg.retrieval.intent import answer_groups
+
+    assert answer_groups("Which drugs treat the conditions that cisplatin can cause?") == {
+        "CHEM"}
+    assert answer_groups("What adverse effects can the drugs used to treat gout cause?") == {
+        "DISO"}
+    assert answer_groups("Which genes are associated with asthma?") == {"GENE"}
+    assert answer_groups("Is metformin safe in pregnancy?") == set()
+
+
+@pytest.mark.slow
+def test_the_builtin_guide_asks_for_a_new_predicate_past_the_first_hop(
+        embedder: object) -> None:
+    from medkg.retrieval.traverse import BuiltinGuide, Candidate
+
+    guide = BuiltinGuide(embedder)  # type: ignore[arg-type]
+    question = "Which drugs treat the conditions that cisplatin can cause?"
+    qvec = embedder.embed([question])[0]  # type: ignore[attr-defined]
+    entities = {e: EntityBrief(id=e, layer=Layer.LITERATURE, name=e, type=g) for e, g in (
+        ("amifostine", "CHEM"), ("nephrotoxicity", "DISO"), ("gentamicin", "CHEM"))}
+    treats = _triple("amifostine", Predicate.TREATS, "nephrotoxicity")
+    harms = _triple("gentamicin", Predicate.HAS_ADVERSE_EFFECT, "nephrotoxicity")
+    came_by = Predicate.HAS_ADVERSE_EFFECT  # cisplatin -has_adverse_effect-> nephrotoxicity
+    scores = guide.score(question, qvec, [
+        Candidate(treats, "nephrotoxicity", "amifostine", came_by),
+        Candidate(harms, "nephrotoxicity", "gentamicin", came_by)], entities)
+    assert scores[0] > scores[1] + 0.2  # the second relation asked for, and a drug
