@@ -80,6 +80,9 @@ def main() -> None:
     if args.build_only:
         ws.close()
         return
+    # The retrieval settings measured are this code's defaults (plus --set), whatever
+    # defaults the workspace's medkg.toml was written with.
+    ws.settings.retrieval = type(ws.settings.retrieval)()
     for assignment in args.set:
         key, _, raw = assignment.partition("=")
         section, _, name = key.partition(".")

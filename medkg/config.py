@@ -199,7 +199,7 @@ class RetrievalConfig(Section):
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: dict[str, float] = Field(
         default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5,
-                                 "traverse": 4.0},
+                                 "traverse": 8.0},
         description="weight of each candidate source in the fusion (lexical, dense, graph, "
         "tree, traverse); 0 leaves a source out")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")

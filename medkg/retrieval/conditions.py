@@ -26,11 +26,14 @@ ORDER: tuple[ConditionKind, ...] = ("conflicting evidence", "contraindication",
 
 def conditions(used: Sequence[Triple], pool: Iterable[Triple], subjects: Iterable[str],
                names: Callable[[str], str], cite: Callable[[Triple], list[int]],
-               limit: int) -> list[Condition]:
+               limit: int, asked: Iterable[Predicate] = ()) -> list[Condition]:
     """The conditions of an answer whose facts are ``used``; ``pool``: every triple
     the question gathered; ``subjects``: the question's own entities (a drug asked
     about is a therapy whose harms are conditions even without a ``treats`` fact);
-    ``cite``: a triple's citation numbers. At most ``limit``, in ``ORDER``."""
+    ``cite``: a triple's citation numbers; ``asked``: the predicates the question
+    asks for (a question about side effects has them as its answer, not as its
+    conditions). At most ``limit``, in ``ORDER``."""
+    harms_asked = bool(HARM & set(asked))
     pool = list(pool)
 
     def plain(t: Triple) -> str:
@@ -64,7 +67,7 @@ def conditions(used: Sequence[Triple], pool: Iterable[Triple], subjects: Iterabl
             continue
         if t.predicate is Predicate.CONTRAINDICATED_IN:
             add("contraindication", f"avoid {names(t.head)} in {names(t.tail)}", [t])
-        elif t.predicate in HARM:
+        elif t.predicate in HARM and not harms_asked:
             add("adverse effect", f"{names(t.head)} can cause {names(t.tail)}: weigh this "
                 f"where {names(t.tail)} is a concern", [t])
     by_pair: dict[tuple[str, str], list[Triple]] = defaultdict(list)

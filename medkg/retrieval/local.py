@@ -459,7 +459,7 @@ class LocalRetriever:
 
         pool = [t for t in ctx.triples if t.head in ctx.entities and t.tail in ctx.entities]
         return conditions(used, pool, ctx.question_entities, name, cite,
-                          self._config.max_citations)
+                          self._config.max_citations, ctx.intents)
 
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:

@@ -55,6 +55,18 @@ def triple_text(t: Triple, entities: dict[str, EntityBrief]) -> str:
     return f"not: {text}" if t.qualifiers.negated else text
 
 
+# Predicates one question word can ask for at once ("cause": an adverse effect or a
+# cause) count as one relation of the chain.
+_GROUP: dict[Predicate, Predicate] = {Predicate.HAS_ADVERSE_EFFECT: Predicate.CAUSES,
+                                      Predicate.CONTRAINDICATED_IN: Predicate.CAUSES}
+
+
+def hops_needed(intents: Iterable[Predicate]) -> int:
+    """How many relations a question chains: the distinct kinds it asks for ("the
+    drugs that treat the conditions X can cause": causes, then treats: 2)."""
+    return max(1, len({_GROUP.get(p, p) for p in intents}))
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A triple one hop from the frontier: the entity it leaves from and reaches, and
@@ -169,6 +181,10 @@ class Traversal:
     seen: dict[str, Triple] = field(default_factory=dict)  # every triple read
     paths: dict[str, Path] = field(default_factory=dict)  # entity -> its best path
     scores: dict[str, float] = field(default_factory=dict)  # kept triple -> its path's score
+    # kept triple -> (asked-for predicates its best path covers, minus its depth, score)
+    ranks: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+    intents: frozenset[Predicate] = frozenset()
+    hops_needed: int = 1  # the relations the question chains (see ``hops_needed``)
     steps: list[Step] = field(default_factory=list)
 
     def ranked_paths(self) -> list[Path]:
@@ -198,7 +214,9 @@ class _Search(Protocol):
 def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: TraversalGraph,
              guide: Guide, config: RetrievalConfig) -> Traversal:
     """The traversal from ``topic`` (see the module's docstring)."""
-    out = Traversal(list(topic))
+    intents = frozenset(question_predicates(question))
+    out = Traversal(list(topic), intents=intents,
+                    hops_needed=min(config.max_depth, hops_needed(intents)))
     start = set(topic)
     for eid in list(topic):
         start |= graph.linked(eid)
@@ -277,24 +295,29 @@ def _extend(out: Traversal, c: Candidate, depth: int, score: float) -> None:
     base = out.paths.get(c.source, Path(()))
     path = Path((*base.hops, Hop(t.id, c.source, c.target, depth, round(score, 4))))
     out.scores[t.id] = max(out.scores.get(t.id, float("-inf")), path.score)
+    covered = {_GROUP.get(out.triples[h.triple].predicate, out.triples[h.triple].predicate)
+               for h in path.hops if out.triples[h.triple].predicate in out.intents}
+    rank = (len(covered), -abs(len(path.hops) - out.hops_needed), path.score)
+    out.ranks[t.id] = max(out.ranks.get(t.id, rank), rank)
     known = out.paths.get(c.target)
     if known is None or (known.hops and path.score > known.score):
         out.paths[c.target] = path
 
 
 def ranked_chunks(traversal: Traversal, mentions: Mapping[str, Sequence[str]]) -> list[str]:
-    """The chunks a traversal puts forward: the evidence of its kept triples, the
-    deepest hop first (it holds what the question could not name, and what text
-    search on the question cannot reach), the best path first among those; then
-    chunks mentioning a topic entity."""
-    best: dict[str, tuple[int, float]] = {}
-    depth = {h.triple: h.depth for p in traversal.paths.values() for h in p.hops}
+    """The chunks a traversal puts forward: the evidence of its kept triples, those
+    on the most complete path first (the path that covers the most of the
+    predicates the question asks for: "drugs that treat what X causes" is complete
+    with causes, then treats; the complete path's last hop holds what the question
+    could not name), the shorter path among equally complete ones, then the better
+    scored; then the chunks that mention a topic entity."""
+    best: dict[str, tuple[int, int, float]] = {}
     for tid, t in traversal.triples.items():
-        key = (depth.get(tid, 1), traversal.scores.get(tid, 0.0))
+        key = traversal.ranks.get(tid, (0, -1, 0.0))
         for ev in t.evidence:
             if ev.chunk_id not in best or key > best[ev.chunk_id]:
                 best[ev.chunk_id] = key
-    order = sorted(best, key=lambda c: (-best[c][0], -best[c][1], c))
+    order = sorted(best, key=lambda c: (tuple(-x for x in best[c]), c))
     for eid in traversal.topic:
         order += [c for c in mentions.get(eid, ()) if c not in best]
     return list(dict.fromkeys(order))

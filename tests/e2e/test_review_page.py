@@ -174,6 +174,13 @@ def test_a_curator_reviews_with_the_keyboard(server: tuple[Served, str, Path]) -
         assert "<img src=x onerror=" in page.inner_text("#detail .quote")
         assert page.evaluate("window.__pwned === undefined")
         assert page.locator("#view-doc script, #detail img").count() == 0
+        # An answer on the page: its conditions, each cited, drawn as text.
+        page.goto(url + "#/ask")
+        page.fill("#ask-input", "What is lisinopril used to treat, and when should it be avoided?")
+        page.press("#ask-input", "Enter")
+        page.wait_for_selector("#answer ol.citations")
+        assert page.locator("#answer ul.conditions li").count() >= 1
+        assert "[" in page.inner_text("#answer ul.conditions")
         page.goto(url + "#/audit")
         page.wait_for_selector("table.audit")
         # A header row, the 20 decisions, the undo and the rename.

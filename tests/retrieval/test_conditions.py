@@ -39,6 +39,12 @@ def test_a_drug_asked_about_is_a_therapy_without_a_treats_fact() -> None:
     assert [c.kind for c in out] == ["adverse effect"] and "bleeding" in out[0].text
 
 
+def test_harms_are_the_answer_not_a_condition_when_the_question_asks_for_them() -> None:
+    asked = [Predicate.HAS_ADVERSE_EFFECT, Predicate.CONTRAINDICATED_IN]
+    out = conditions([TREATS], [TREATS, CONTRA, HARM], [], str, _cite, 10, asked)
+    assert [c.kind for c in out] == ["contraindication"]
+
+
 def test_qualifiers_of_the_facts_used_are_conditions() -> None:
     negated = _t("aspirin", Predicate.PREVENTS, "stroke", 5, negated=True)
     children = _t("ibuprofen", Predicate.TREATS, "fever", 6, population="children")

@@ -98,9 +98,15 @@ def test_two_hops_reach_the_answer_and_record_the_path() -> None:
     assert "noise" not in t.paths  # pruned: scored under traverse_min_score
     assert "harm" not in t.paths  # a third hop: past max_depth
     assert t.steps[-1].stop == "depth limit"
-    # the evidence of the kept triples, the deeper hop first (what the question
-    # could not name), then the topic entities' own chunks
-    assert ranked_chunks(t, {"gene": ["c1", "c7"]}) == ["c2", "c1", "c7"]
+    # A question with no asked-for relation: the best path first, then the topic
+    # entities' own chunks.
+    assert ranked_chunks(t, {"gene": ["c1", "c7"]}) == ["c1", "c2", "c7"]
+    # A question chaining two relations: the evidence of the path that covers both
+    # first (its last hop names what the question could not).
+    chained = traverse("Which drugs treat the diseases the gene is associated with?", QVEC,
+                       ["gene"], Graph(CHAIN), TableGuide(RELEVANT), config)
+    assert chained.hops_needed == 2
+    assert ranked_chunks(chained, {})[:2] == ["c2", "c1"]
 
 
 def test_depth_and_beam_bound_the_search() -> None:
@@ -162,15 +168,19 @@ def test_traverse_mode_answers_with_paths_and_conditions(small_ws: Workspace) ->
     assert trace.ranking and len(trace.ranking) == len(set(trace.ranking))
     for c in answer.citations:
         assert small_ws.store.document(c.document_id).text[c.start:c.end] == c.quote
-    numbers = {c.n for c in answer.citations}
-    for cond in answer.conditions:
-        assert cond.citations and set(cond.citations) <= numbers
-    drugs = ("lisinopril", "amlodipine", "hydrochlorothiazide")
-    assert any(cond.kind == "adverse effect" and any(d in cond.text.lower() for d in drugs)
-               for cond in answer.conditions)
     rendered = answer.render_trace()
     assert "hop 1:" in rendered and "path:" in rendered
-    assert "Conditions (when this holds):" in answer.render()
+    # The side effects are this answer, not its conditions; a question about a use is
+    # answered with the harms that limit it, each cited.
+    assert not any(c.kind == "adverse effect" for c in answer.conditions)
+    use = retriever.ask("What is lisinopril used to treat, and when should it be avoided?",
+                        mode="traverse")
+    numbers = {c.n for c in use.citations}
+    for cond in use.conditions:
+        assert cond.citations and set(cond.citations) <= numbers
+    assert any(cond.kind == "adverse effect" and "lisinopril" in cond.text.lower()
+               for cond in use.conditions)
+    assert "Conditions (when this holds):" in use.render()
 
 
 def test_a_negated_triple_is_kept_but_not_followed() -> None:

@@ -494,7 +494,17 @@ async function ask(ev) {
     if (a.sentences && a.sentences.length) {
       for (const s of a.sentences) body.append(el("p", { class: "sentence layer-" + s.layer }, s.text + " ", el("sup", { text: "[" + s.citation + "]" })));
     } else body.append(el("p", { text: a.text }));
-    pane.append(body, el("h3", { text: "Citations" }));
+    pane.append(body);
+    if (a.conditions && a.conditions.length) {
+      pane.append(el("h3", { text: "When this holds" }));
+      const conds = el("ul", { class: "conditions" });
+      for (const c of a.conditions) {
+        conds.append(el("li", {}, el("strong", { text: c.kind + ": " }), c.text + " ",
+          el("sup", { text: c.citations.map((n) => "[" + n + "]").join("") })));
+      }
+      pane.append(conds);
+    }
+    pane.append(el("h3", { text: "Citations" }));
     const cites = el("ol", { class: "citations" });
     for (const c of a.citations) {
       cites.append(el("li", { value: String(c.n) }, el("a", { href: "#/doc/" + encodeURIComponent(c.document_id) + "/" + c.start + "-" + c.end, text: c.title || c.document_id }),
