@@ -25,6 +25,7 @@ def retriever(parts: Components) -> LocalRetriever:
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
                 lexical=parts.lexical),
         parts.pipeline(), parts.settings.retrieval, traversal_guide(parts),
+        parts.concept_index(),
     )
 
 

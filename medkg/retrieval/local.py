@@ -28,6 +28,7 @@ from medkg.errors import RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Triple
+from medkg.ontology.index import ConceptIndex
 from medkg.retrieval.answer import (
     Answer,
     AnswerSentence,
@@ -57,6 +58,7 @@ from medkg.text import sentence_spans
 TRIPLE_BONUS = 0.12  # per unit of triple relevance, for a sentence that is its evidence
 FACT_FIRST = 1.5  # evidence of a triple this relevant is cited before look-alike sentences
 NEAR_DUPLICATE = 0.92  # cosine above which two answer sentences say the same thing
+SUBWORD_MIN = 0.8  # traverse: n-gram similarity a question span needs to a concept's name
 
 
 @dataclass(frozen=True)
@@ -163,9 +165,11 @@ class LocalRetriever:
         nlp: Language,
         config: RetrievalConfig,
         guide: Guide | None = None,
+        concepts: ConceptIndex | None = None,
     ) -> None:
         self._store = store
         self._guide = guide or BuiltinGuide(embedder)
+        self._concepts = concepts  # the traverse mode's subword matches of question spans
         self._embedder = embedder
         self._idx = indexes
         self._nlp = nlp
@@ -389,13 +393,16 @@ class LocalRetriever:
 
     def _traverse(self, question: str, q_concepts: list[str], qvec: Matrix
                   ) -> tuple[_Context, Traversal]:
-        """The traverse mode's context: topic entities (by concept, and partial matches
-        of the question's entity spans), then the traversal; the triples it kept, and
+        """The traverse mode's context: topic entities (by concept; partial matches of
+        the question's entity spans: by character n-grams against the vocabulary's
+        names, and by vector against the entities), then the traversal; the triples it kept, and
         every triple it read of the entities on its paths (their qualifiers and harms
         are the answer's conditions)."""
-        by_concept = self._store.entities_of_concepts(q_concepts) if q_concepts else []
+        doc = self.parse(question)
+        spans = list(dict.fromkeys(e.text for e in doc.ents))
+        concepts = list(dict.fromkeys([*q_concepts, *self._subword_concepts(doc)]))
+        by_concept = self._store.entities_of_concepts(concepts) if concepts else []
         self._entity_cache.update((e.id, e) for e in by_concept)
-        spans = list(dict.fromkeys(e.text for e in self.parse(question).ents))
         topic = topic_entities([e.id for e in by_concept], spans, qvec,
                                self._idx.entities.search, self._embedder, self._config)
         traversal = traverse(question, qvec, topic, self, self._guide, self._config)
@@ -408,6 +415,26 @@ class LocalRetriever:
         ctx = _Context(self._fetch(sorted(reached)), set(topic), question_predicates(question),
                        list(triples.values()), paths=dict(traversal.scores))
         return ctx, traversal
+
+    def _subword_concepts(self, doc: Doc) -> list[str]:
+        """Concepts whose names match a run of one to three content words of the
+        question by character n-grams ("lisinoprill", "beta blockers"), where the
+        pipeline found no concept: partial matching, for the first hop only."""
+        if self._concepts is None:
+            return []
+        found = {t.i for e in doc.ents if e.kb_id_ for t in e}
+        words = [t for t in doc if t.is_alpha and not t.is_stop and len(t.text) > 2]
+        out: list[str] = []
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                run = words[i:i + n]
+                if run[-1].i - run[0].i != n - 1 or any(t.i in found for t in run):
+                    continue
+                best = self._concepts.search(doc[run[0].i:run[-1].i + 1].text, 1)
+                if best and best[0].score >= SUBWORD_MIN:
+                    out.append(best[0].concept.id)
+                    found |= {t.i for t in run}
+        return out
 
     def triples_of(self, entity_ids: Sequence[str]) -> list[Triple]:
         return self._store.triples(entity_ids=list(entity_ids)) if entity_ids else []

@@ -180,6 +180,7 @@ class Traversal:
     triples: dict[str, Triple] = field(default_factory=dict)  # kept, on some path
     seen: dict[str, Triple] = field(default_factory=dict)  # every triple read
     paths: dict[str, Path] = field(default_factory=dict)  # entity -> its best path
+    triple_paths: dict[str, Path] = field(default_factory=dict)  # kept triple -> best path
     scores: dict[str, float] = field(default_factory=dict)  # kept triple -> its path's score
     # kept triple -> (asked-for predicates its best path covers, minus its depth, score)
     ranks: dict[str, tuple[int, int, float]] = field(default_factory=dict)
@@ -188,9 +189,9 @@ class Traversal:
     steps: list[Step] = field(default_factory=list)
 
     def ranked_paths(self) -> list[Path]:
-        """The paths that left a topic entity, best first."""
-        return sorted((p for p in self.paths.values() if p.hops),
-                      key=lambda p: (-p.score, len(p.hops), p.end))
+        """The best path through each kept triple, best first."""
+        return sorted(self.triple_paths.values(),
+                      key=lambda p: (-p.score, len(p.hops), p.end, p.hops[-1].triple))
 
 
 def topic_entities(concept_entities: Iterable[str], spans: Sequence[str], qvec: Matrix,
@@ -295,6 +296,8 @@ def _extend(out: Traversal, c: Candidate, depth: int, score: float) -> None:
     base = out.paths.get(c.source, Path(()))
     path = Path((*base.hops, Hop(t.id, c.source, c.target, depth, round(score, 4))))
     out.scores[t.id] = max(out.scores.get(t.id, float("-inf")), path.score)
+    if t.id not in out.triple_paths or path.score > out.triple_paths[t.id].score:
+        out.triple_paths[t.id] = path
     covered = {_GROUP.get(out.triples[h.triple].predicate, out.triples[h.triple].predicate)
                for h in path.hops if out.triples[h.triple].predicate in out.intents}
     rank = (len(covered), -abs(len(path.hops) - out.hops_needed), path.score)
@@ -326,7 +329,7 @@ def ranked_chunks(traversal: Traversal, mentions: Mapping[str, Sequence[str]]) -
 def path_lines(traversal: Traversal, triples: dict[str, Triple],
                entities: dict[str, EntityBrief], limit: int = 10) -> list[str]:
     """The best paths as text: ``a —treats→ b —causes→ c (score 0.61)``."""
-    lines = []
+    lines: list[str] = []
     for path in traversal.ranked_paths():
         parts = [_name(entities, path.hops[0].source)]
         for h in path.hops:
@@ -335,7 +338,9 @@ def path_lines(traversal: Traversal, triples: dict[str, Triple],
                      else f"←{t.predicate.value}—")
             neg = " (negated)" if t.qualifiers.negated else ""
             parts.append(f"{arrow} {_name(entities, h.target)}{neg}")
-        lines.append(" ".join(parts) + f"  (score {path.score:.2f}, depth {len(path.hops)})")
+        line = " ".join(parts) + f"  (score {path.score:.2f}, depth {len(path.hops)})"
+        if line not in lines:  # the same statement in both layers reads the same
+            lines.append(line)
         if len(lines) == limit:
             break
     return lines
