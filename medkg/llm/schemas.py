@@ -194,11 +194,9 @@ class CitedAnswer(BaseModel):
 MAX_PICKS = 12  # triples kept or clue entities chosen per call
 
 
-class PrunedTriples(BaseModel):
-    keep: list[Annotated[int, Field(ge=1)]] = Field(
-        max_length=MAX_PICKS, description="numbers of the triples to keep, best first")
+class Picks(BaseModel):
+    """The numbers of the listed items a prompt chose (``prune_triples``: the triples
+    to keep; ``clue_entities``: the entities to explore), best first."""
 
-
-class ClueEntities(BaseModel):
-    choose: list[Annotated[int, Field(ge=1)]] = Field(
-        max_length=MAX_PICKS, description="numbers of the entities to explore, best first")
+    picks: list[Annotated[int, Field(ge=1)]] = Field(
+        max_length=MAX_PICKS, description="numbers of the chosen items, best first")

@@ -16,7 +16,7 @@ from medkg.errors import LLMOutputError
 from medkg.linking.embeddings import Matrix
 from medkg.llm.client import LLM
 from medkg.llm.prompts import load_prompt
-from medkg.llm.schemas import ClueEntities, PrunedTriples
+from medkg.llm.schemas import Picks
 from medkg.model import EntityBrief
 from medkg.retrieval.traverse import BuiltinGuide, Candidate, TraversalGraph, triple_text
 
@@ -34,36 +34,36 @@ class LLMGuide:
               entities: dict[str, EntityBrief]) -> list[float]:
         first = self.builtin.score(question, qvec, candidates, entities)
         shown = sorted(range(len(candidates)), key=lambda i: -first[i])[:SHOWN]
-        listing = "\n".join(f"{n}. {triple_text(candidates[i].triple, entities)}"
-                            for n, i in enumerate(shown, start=1))
-        try:
-            answer = self.llm.structured(
-                "prune_triples",
-                load_prompt("prune_triples").render(question=question, triples=listing),
-                PrunedTriples)
-        except LLMOutputError as exc:
-            self.llm.ledger.fail("prune_triples", question[:200], str(exc))
+        picks = self._pick("prune_triples", question,
+                           [triple_text(candidates[i].triple, entities) for i in shown])
+        if picks is None:
             return first
-        picks = [shown[n - 1] for n in dict.fromkeys(answer.keep) if n <= len(shown)]
         scores = [0.0] * len(candidates)
-        for rank, i in enumerate(picks):
-            scores[i] = 1.0 - 0.5 * rank / max(1, len(picks))
+        for rank, k in enumerate(picks):
+            scores[shown[k]] = 1.0 - 0.5 * rank / max(1, len(picks))
         return scores
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]:
         ranked = self.builtin.clues(question, qvec, candidates, graph, SHOWN)
-        by_id = {e.id: e for e in candidates}
-        listing = "\n".join(f"{k}. {by_id[e].name} ({by_id[e].type})"
-                            for k, e in enumerate(ranked, start=1))
         if not ranked:
             return []
+        by_id = {e.id: e for e in candidates}
+        picks = self._pick("clue_entities", question,
+                           [f"{by_id[e].name} ({by_id[e].type})" for e in ranked])
+        if picks is None:
+            return ranked[:n]
+        return [ranked[k] for k in picks][:n]
+
+    def _pick(self, stage: str, question: str, items: list[str]) -> list[int] | None:
+        """The items (0-based) the model picks, best first; ``None`` when its answer
+        stays unusable (recorded in the ledger's failures)."""
+        listing = "\n".join(f"{n}. {item}" for n, item in enumerate(items, start=1))
+        values = {"triples" if stage == "prune_triples" else "entities": listing}
         try:
             answer = self.llm.structured(
-                "clue_entities",
-                load_prompt("clue_entities").render(question=question, entities=listing),
-                ClueEntities)
+                stage, load_prompt(stage).render(question=question, **values), Picks)
         except LLMOutputError as exc:
-            self.llm.ledger.fail("clue_entities", question[:200], str(exc))
-            return ranked[:n]
-        return [ranked[k - 1] for k in dict.fromkeys(answer.choose) if k <= len(ranked)][:n]
+            self.llm.ledger.fail(stage, question[:200], str(exc))
+            return None
+        return [n - 1 for n in dict.fromkeys(answer.picks) if n <= len(items)]
