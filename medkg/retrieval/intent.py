@@ -60,6 +60,16 @@ def answer_groups(question: str) -> set[str]:
             if any(head.startswith(cue) or f" {cue}" in head[:20] for cue in cues)}
 
 
+def class_word(text: str) -> bool:
+    """Whether a question's words name a kind of answer ("drugs", "genes", "the
+    conditions") rather than a topic: "which diseases ..." is not about the concept
+    Disease."""
+    low = text.lower().strip()
+    low = low[4:] if low.startswith("the ") else low
+    return any(low == cue or low.rstrip("s") == cue.rstrip("s") or low == f"{cue}s"
+               for cues in _ANSWER_TYPES.values() for cue in cues)
+
+
 def check_question(question: str, limit: int) -> str:
     """The question, stripped; an empty or over-long one is refused (before any
     model is loaded, when the caller checks first)."""

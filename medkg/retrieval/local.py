@@ -40,7 +40,7 @@ from medkg.retrieval.answer import (
 )
 from medkg.retrieval.conditions import conditions
 from medkg.retrieval.fusion import rrf
-from medkg.retrieval.intent import check_question, question_predicates
+from medkg.retrieval.intent import check_question, class_word, question_predicates
 from medkg.retrieval.lexical import LexicalIndex
 from medkg.retrieval.trace import Trace, TraversalStep
 from medkg.retrieval.traverse import (
@@ -399,8 +399,11 @@ class LocalRetriever:
         every triple it read of the entities on its paths (their qualifiers and harms
         are the answer's conditions)."""
         doc = self.parse(question)
-        spans = list(dict.fromkeys(e.text for e in doc.ents))
-        concepts = list(dict.fromkeys([*q_concepts, *self._subword_concepts(doc)]))
+        # "which genes ...": a kind of answer, not a topic to start from
+        topical = [e for e in doc.ents if not class_word(e.text)]
+        spans = list(dict.fromkeys(e.text for e in topical))
+        own = [e.kb_id_ for e in topical if e.kb_id_]
+        concepts = list(dict.fromkeys([*own, *self._subword_concepts(doc)]))
         by_concept = self._store.entities_of_concepts(concepts) if concepts else []
         self._entity_cache.update((e.id, e) for e in by_concept)
         topic = topic_entities([e.id for e in by_concept], spans, qvec,
@@ -428,7 +431,8 @@ class LocalRetriever:
         for n in (3, 2, 1):
             for i in range(len(words) - n + 1):
                 run = words[i:i + n]
-                if run[-1].i - run[0].i != n - 1 or any(t.i in found for t in run):
+                if (run[-1].i - run[0].i != n - 1 or any(t.i in found for t in run)
+                        or class_word(doc[run[0].i:run[-1].i + 1].text)):
                     continue
                 best = self._concepts.search(doc[run[0].i:run[-1].i + 1].text, 1)
                 if best and best[0].score >= SUBWORD_MIN:

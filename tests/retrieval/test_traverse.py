@@ -204,6 +204,13 @@ def test_answer_groups_read_which_x() -> None:
     assert answer_groups("Is metformin safe in pregnancy?") == set()
 
 
+def test_class_words_are_kinds_of_answer_not_topics() -> None:
+    from medkg.retrieval.intent import class_word
+
+    assert all(class_word(w) for w in ("genes", "the diseases", "Drugs", "condition"))
+    assert not any(class_word(w) for w in ("metformin", "gene therapy", "BRCA1"))
+
+
 @pytest.mark.slow
 def test_the_builtin_guide_asks_for_a_new_predicate_past_the_first_hop(
         embedder: object) -> None:
