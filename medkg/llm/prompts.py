@@ -18,7 +18,8 @@ from medkg.errors import ConfigError
 from medkg.llm.port import Message
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-STAGES = ("extract_entities", "generate_triples", "correct_triples", "tag_summary", "answer",
+STAGES = ("extract_entities", "understand_context", "expand_conditions", "refine_triples",
+          "normalise_entities", "generate_triples", "correct_triples", "tag_summary", "answer",
           "prune_triples", "clue_entities")
 
 

@@ -142,6 +142,23 @@ def test_llm_option_and_prompts() -> None:
         load_prompt("extract_entities").render()
 
 
+def test_the_new_prompts_examples_answer_in_their_schemas() -> None:
+    from medkg.llm.schemas import (
+        ConditionalRelations,
+        ContextAnswer,
+        InferredRelations,
+        Picks,
+        StandardNames,
+    )
+
+    schemas = {"understand_context": ContextAnswer, "expand_conditions": ConditionalRelations,
+               "refine_triples": InferredRelations, "normalise_entities": StandardNames,
+               "prune_triples": Picks, "clue_entities": Picks}
+    for name, schema in schemas.items():
+        for _user, answer in load_prompt(name).examples:
+            schema.model_validate_json(answer)  # a few-shot example the schema refuses misleads
+
+
 def _answer() -> Any:
     from medkg.model import Layer
     from medkg.retrieval.answer import Answer, Citation
