@@ -59,6 +59,7 @@ TRIPLE_BONUS = 0.12  # per unit of triple relevance, for a sentence that is its 
 FACT_FIRST = 1.5  # evidence of a triple this relevant is cited before look-alike sentences
 NEAR_DUPLICATE = 0.92  # cosine above which two answer sentences say the same thing
 SUBWORD_MIN = 0.8  # traverse: n-gram similarity a question span needs to a concept's name
+SUBWORD_WORDS = 32  # traverse: question words tried for subword matches
 
 
 @dataclass(frozen=True)
@@ -426,7 +427,9 @@ class LocalRetriever:
         if self._concepts is None:
             return []
         found = {t.i for e in doc.ents if e.kb_id_ for t in e}
+        # The first SUBWORD_WORDS content words: a long question costs no more.
         words = [t for t in doc if t.is_alpha and not t.is_stop and len(t.text) > 2]
+        words = words[:SUBWORD_WORDS]
         out: list[str] = []
         for n in (3, 2, 1):
             for i in range(len(words) - n + 1):
