@@ -11,7 +11,6 @@ from medkg.pipeline.state import documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.llm.prompts import Prompt
 
 
 @dataclass
@@ -64,7 +63,9 @@ def estimate_build(parts: Components) -> BuildEstimate:
         prompt = load_prompt(prompt_name)
         example_text, example_answer = prompt.examples[0]
         ratio = backend.count_tokens(example_answer) / backend.count_tokens(example_text)
-        rendered = prompt.render(**{v: values.get(v, "") for v in _placeholders(prompt)})
+        # What earlier steps answer is not known yet: those slots render empty and are
+        # counted in ``input_tokens`` instead.
+        rendered = prompt.render(**{v: values.get(v, "") for v in prompt.user.get_identifiers()})
         out = expected_output_tokens(input_tokens, ratio, cfg.max_tokens)
         sent = (sum(backend.count_tokens(m.content) + 4 for m in rendered)
                 + input_tokens - backend.count_tokens(values.get("text", "")))
@@ -106,7 +107,3 @@ def estimate_build(parts: Components) -> BuildEstimate:
                                + estimate.completion_tokens * cfg.price_out_per_mtok) / 1e6, 6)
     return estimate
 
-
-def _placeholders(prompt: Prompt) -> list[str]:
-    return [m.group("named") or m.group("braced") for m in prompt.user.pattern.finditer(
-        prompt.user.template) if m.group("named") or m.group("braced")]
