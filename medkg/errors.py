@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medkg.text import clean_text, path_text
+
 
 class MedKGError(Exception):
     """Root of every error medkg raises on purpose."""
@@ -16,10 +18,13 @@ class MedKGError(Exception):
     hint: str | None = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        # A message may quote hostile input (a file name, a question): it is
+        # printed, logged and sent as JSON, so it holds only text those can carry.
+        message = clean_text(message)
         super().__init__(message)
         self.message = message
         if hint is not None:
-            self.hint = hint
+            self.hint = clean_text(hint)
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
@@ -37,7 +42,7 @@ class DocumentError(MedKGError):
     """A document cannot be ingested. Carries the offending path."""
 
     def __init__(self, path: Path | str, message: str, *, hint: str | None = None) -> None:
-        super().__init__(f"{path}: {message}", hint=hint)
+        super().__init__(f"{path_text(path)}: {message}", hint=hint)
         self.path = Path(path)
 
 
@@ -63,7 +68,7 @@ class VocabularyError(MedKGError):
     def __init__(
         self, path: Path | str, line: int | None, message: str, *, hint: str | None = None
     ) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
+        where = f"{path_text(path)}:{line}" if line is not None else path_text(path)
         super().__init__(f"{where}: {message}", hint=hint)
         self.path = Path(path)
         self.line = line
@@ -104,6 +109,10 @@ class LLMOutputError(LLMError):
     def __init__(self, message: str, *, raw: str = "", hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.raw = raw
+
+
+class RequestError(MedKGError):
+    """A request to the HTTP API is malformed (a bad upload name, say)."""
 
 
 class ReviewError(MedKGError):

@@ -10,13 +10,22 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from medkg.text import clean_text
+
+# Text from outside medkg (files, vocabularies, imports, edits): normalised once,
+# here, so no store or output format meets a lone surrogate or a forbidden control.
+Text = Annotated[str, AfterValidator(clean_text)]
 
 
 def stable_id(prefix: str, *parts: object) -> str:
     """A short, stable identifier: ``prefix`` + the first 16 hex digits of a SHA-256."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+    # surrogatepass: an id never fails on text that was not normalised (yet)
+    joined = "\x1f".join(str(p) for p in parts)
+    digest = hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{prefix}-{digest[:16]}"
 
 
@@ -76,11 +85,11 @@ class Document(BaseModel):
 
     id: str
     layer: Layer
-    title: str
-    source: str = Field(description="where the text came from: a path or a URI; a "
+    title: Text
+    source: Text = Field(description="where the text came from: a path or a URI; a "
                         "document's identity across edits (its id names one version)")
     media_type: str
-    text: str
+    text: Text
     revision_of: list[str] = Field(
         default_factory=list, description="ids of the earlier versions of this document "
         "(same source, other text) that it replaced, newest first (prov:wasRevisionOf)")
@@ -89,6 +98,7 @@ class Document(BaseModel):
     def create(
         cls, *, layer: Layer, title: str, source: str, media_type: str, text: str
     ) -> Document:
+        text = clean_text(text)
         return cls(
             id=stable_id("doc", layer.value, text),
             layer=layer,
@@ -108,7 +118,7 @@ class Chunk(BaseModel):
     index: int
     start: int
     end: int
-    text: str
+    text: Text
 
     @classmethod
     def create(cls, document: Document, index: int, start: int, end: int) -> Chunk:
@@ -145,24 +155,24 @@ class Mention(BaseModel):
     document_id: str
     start: int
     end: int
-    text: str
+    text: Text
     qualifiers: Qualifiers = Qualifiers()
 
 
 class Concept(BaseModel):
     """A vocabulary concept (E3): id, preferred name, synonyms, type and definition."""
 
-    id: str = Field(description="CURIE, e.g. DOID:1324 or MEDKG:0000012")
-    name: str
-    synonyms: list[str] = []
-    definition: str | None = None
-    semantic_type: str | None = None
-    semantic_group: str | None = None
-    parents: list[str] = []
-    xrefs: list[str] = []
-    source: str = Field(description="the vocabulary this concept came from, with version")
+    id: Text = Field(description="CURIE, e.g. DOID:1324 or MEDKG:0000012")
+    name: Text
+    synonyms: list[Text] = []
+    definition: Text | None = None
+    semantic_type: Text | None = None
+    semantic_group: Text | None = None
+    parents: list[Text] = []
+    xrefs: list[Text] = []
+    source: Text = Field(description="the vocabulary this concept came from, with version")
     obsolete: bool = False
-    replaced_by: str | None = None
+    replaced_by: Text | None = None
 
     def terms(self) -> list[str]:
         """Every name this concept can be recognised by."""
@@ -178,9 +188,9 @@ class Entity(BaseModel):
 
     id: str
     layer: Layer
-    name: str
+    name: Text
     type: str = Field(description="semantic group, e.g. DISO, CHEM")
-    context: str = ""
+    context: Text = ""
     concept_ids: list[str] = []
     mentions: list[Mention] = []
 
@@ -205,7 +215,7 @@ class EntityBrief(BaseModel):
 
     id: str
     layer: Layer
-    name: str
+    name: Text
     type: str
     concept_ids: list[str] = []
     chunk_ids: list[str] = []  # the chunks that mention it, sorted
@@ -221,7 +231,7 @@ class Evidence(BaseModel):
     document_id: str
     start: int
     end: int
-    quote: str
+    quote: Text
 
     @property
     def id(self) -> str:
@@ -329,13 +339,14 @@ class StatementSnapshot(BaseModel):
 
 
 class StatementEdit(BaseModel):
-    """The curator's version of a statement (entity ids of the same layer)."""
+    """The curator's version of a statement: entity ids of the same layer (a
+    request may name an end instead; it is recorded as the entity's id)."""
 
     model_config = ConfigDict(frozen=True)
 
-    head: str
+    head: Text = Field(min_length=1, max_length=300)
     predicate: Predicate
-    tail: str
+    tail: Text = Field(min_length=1, max_length=300)
     qualifiers: Qualifiers = Qualifiers()
 
 
@@ -345,7 +356,7 @@ class EntitySnapshot(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     layer: Layer
-    name: str
+    name: Text
     type: str
     concept_ids: list[str] = []
     mentions: list[tuple[str, int]] = []  # (chunk id, start)
@@ -356,7 +367,7 @@ class EntityEdit(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: str | None = None
+    name: Text | None = None
     type: str | None = None
     concept_ids: list[str] | None = None
 

@@ -6,6 +6,7 @@ cut from a chunk is always a substring of the document at its offsets.
 
 from __future__ import annotations
 
+import os
 import re
 
 # Words that end in a period without ending a sentence ("vs. placebo", "Fig. 2",
@@ -63,3 +64,50 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if e - s - lead - trail > 0:
             out.append((start + s + lead, start + e - trail))
     return out
+
+
+# -- text entering medkg ------------------------------------------------------
+#
+# One normalisation for every text that comes in from outside (document text,
+# titles, JSON fields, file names, questions, vocabulary terms): what no output
+# format can carry goes here, once, so no reader, store or writer meets it.
+# Lone surrogates (from JSON's "\ud800" or undecodable bytes in a file name or an
+# argument) and the C0 controls that XML 1.0 forbids (PDF text carries \x08 and
+# \x0c) become U+FFFD or a space; U+FFFE/U+FFFF too. Tabs and line breaks stay.
+# The length is kept, so offsets into the text mean the same before and after.
+
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_REPLACEMENT = "\ufffd"
+
+
+def _replace(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in "\x0b\x0c":  # vertical tab, form feed (a page break in PDF text)
+        return "\n"
+    return " " if char < "\x20" else _REPLACEMENT
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates, XML-forbidden controls and non-characters
+    replaced (same length; a form feed becomes a line break, ``\\r`` is kept)."""
+    return _FORBIDDEN.sub(_replace, text)
+
+
+def path_text(path: str | os.PathLike[str]) -> str:
+    """A file path as text that every store and format can carry: bytes that
+    are not UTF-8 in a name (kept by Python as surrogates) are written as
+    ``\\xff`` escapes, so two names never collapse into one."""
+    raw = os.fsencode(path)
+    return clean_text(raw.decode("utf-8", "backslashreplace"))
+
+
+def parse_json(text: str) -> object:
+    """``json.loads`` for text from outside: nesting too deep for the parser is a
+    ``ValueError`` like any other malformed JSON, never a ``RecursionError``."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply (arrays or objects inside each other "
+                         "hundreds of levels down)") from None

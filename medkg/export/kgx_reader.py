@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from medkg.errors import MedKGError
 from medkg.export.biolink import BiolinkMap, biolink_map
 from medkg.model import Predicate, Qualifiers
+from medkg.text import parse_json
 
 MAX_ERRORS_SHOWN = 20
 T = TypeVar("T")
@@ -97,9 +98,12 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
                     if not line.strip():
                         continue
                     try:
-                        row = json.loads(line)
+                        row = parse_json(line)
                     except json.JSONDecodeError as exc:
                         yield n, f"not JSON: {exc.msg}"
+                        continue
+                    except ValueError as exc:
+                        yield n, f"not JSON: {exc}"
                         continue
                     yield n, row if isinstance(row, dict) else "not a JSON object"
             else:

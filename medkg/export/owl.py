@@ -33,6 +33,7 @@ from medkg.export.files import atomic_file
 from medkg.export.view import ExportReport, GraphView
 from medkg.model import LinkKind, Predicate
 from medkg.store.vocab import BIOLINK, MKG, predicate_iri
+from medkg.text import clean_text
 
 Triple3 = tuple[Node, Node, Node]
 _ANNOTATIONS = (SKOS.definition, MKG.confidence, MKG.quote, MKG.layer, MKG.reviewState,
@@ -138,13 +139,23 @@ def owl_triples(view: GraphView, report: ExportReport) -> Iterator[Triple3]:
             report.edges += 1
 
 
+def _xml_safe(term: Node) -> Node:
+    """RDF/XML's rule: a literal holds only what XML 1.0 can carry (a graph
+    written before text was normalised at ingest may hold PDF controls)."""
+    if isinstance(term, Literal) and isinstance(term.value, str):
+        cleaned = clean_text(str(term))
+        if cleaned != str(term):
+            return Literal(cleaned, lang=term.language, datatype=term.datatype)
+    return term
+
+
 def write_owl_graph(view: GraphView, path: Path, *, overwrite: bool = False) -> ExportReport:
     import pyoxigraph as ox
     from oxrdflib._converter import to_ox
 
     report = ExportReport(str(path), "owl")
     with atomic_file(path, overwrite=overwrite) as tmp, tmp.open("wb") as out:
-        ox.serialize((ox.Triple(to_ox(s), to_ox(p), to_ox(o))  # type: ignore[arg-type]
+        ox.serialize((ox.Triple(to_ox(s), to_ox(p), to_ox(_xml_safe(o)))  # type: ignore[arg-type]
                       for s, p, o in owl_triples(view, report)), out, ox.RdfFormat.RDF_XML,
                      prefixes={"owl": str(OWL), "rdfs": str(RDFS), "skos": str(SKOS),
                                "mkg": str(MKG), "biolink": str(BIOLINK)})

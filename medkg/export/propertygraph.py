@@ -15,7 +15,6 @@ kept), then edges.
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,7 @@ from medkg.export.biolink import knowledge_level
 from medkg.export.files import atomic_dir, atomic_file
 from medkg.export.view import ExportReport, GraphView
 from medkg.model import Layer, Triple
-
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+from medkg.text import clean_text
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ def _xml_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         value = " | ".join(str(v) for v in value)
-    return escape(_XML_ILLEGAL.sub(" ", str(value)))
+    return escape(clean_text(str(value)))  # XML 1.0's characters only (medkg.text)
 
 
 def write_graphml(view: GraphView, path: Path, *, overwrite: bool = False) -> ExportReport:

@@ -44,8 +44,9 @@ def ask(parts: Components, question: str, mode: str | None = None,
     workspace whose tag tree has not been built)."""
     from medkg.retrieval.intent import check_question
 
-    # Checked before the retriever loads its models.
-    check_question(question, parts.settings.retrieval.max_question_chars)
+    # Checked (and normalised: medkg.text.clean_text) before the retriever loads
+    # its models; every step below sees the checked question.
+    question = check_question(question, parts.settings.retrieval.max_question_chars)
     chosen = check_mode(mode or parts.settings.retrieval.mode)
     choice = None
     if chosen == "auto":

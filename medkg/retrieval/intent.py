@@ -11,6 +11,7 @@ import re
 
 from medkg.errors import RetrievalError
 from medkg.model import Predicate
+from medkg.text import clean_text
 
 _CUES: dict[Predicate, tuple[str, ...]] = {
     Predicate.TREATS: ("treat", "therap", "drug", "medic", "manag", "first-line", "prescri",
@@ -72,8 +73,9 @@ def class_word(text: str) -> bool:
 
 def check_question(question: str, limit: int) -> str:
     """The question, stripped; an empty or over-long one is refused (before any
-    model is loaded, when the caller checks first)."""
-    question = question.strip()
+    model is loaded, when the caller checks first); text no output can carry (a
+    lone surrogate from an undecodable argument) is replaced first."""
+    question = clean_text(question).strip()
     if not question:
         raise RetrievalError("the question is empty")
     if len(question) > limit:

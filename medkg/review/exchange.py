@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 
 from medkg.errors import ReviewError
 from medkg.model import Decision, ReviewAction
+from medkg.text import parse_json
 
 Format = Literal["jsonl", "tsv"]
 TSV_COLUMNS = ("id", "at", "reviewer", "target_kind", "target", "action", "reason", "after",
@@ -104,7 +104,7 @@ def _tsv(path: Path, text: str) -> Iterator[Row]:
         except ValueError as exc:
             raise _bad(path, n, f"unknown action {row.get('action')!r}") from exc
         try:
-            after = json.loads(row["after"]) if (row.get("after") or "").strip() else None
+            after = parse_json(row["after"]) if (row.get("after") or "").strip() else None
             at = datetime.fromisoformat(row["at"]) if (row.get("at") or "").strip() else None
         except ValueError as exc:
             raise _bad(path, n, f"unreadable after or at: {exc}") from exc

@@ -8,12 +8,16 @@ The seeds are small valid inputs we wrote for each format."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from medkg.config import Settings
 from medkg.errors import MedKGError
 from medkg.model import Layer
+from medkg.text import clean_text
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,7 @@ def run(target: Target, data: bytes) -> bool:
         path.write_bytes(data)
         given = path.parent if target.directory else path
         try:
-            target.read(given)
+            loaded = target.read(given)
         except MedKGError as exc:
             text = str(exc)
             # a graph of several files (KGX) may name the one beside it
@@ -160,4 +164,26 @@ def run(target: Target, data: bytes) -> bool:
             return False
         except Exception as exc:  # the defect this exists to find
             raise Escaped(f"{target.name}: {type(exc).__name__}: {exc}") from exc
+        for text in _texts(loaded):
+            if clean_text(text) != text:
+                raise Escaped(f"{target.name}: loaded text no output format can carry: "
+                              f"{text!r}")
         return True
+
+
+def _texts(value: object) -> Iterator[str]:
+    """Every string inside what a reader returned (documents, concepts)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, BaseModel) and not isinstance(value, Settings):
+        yield from _texts(value.model_dump())
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(k)
+            yield from _texts(v)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for v in value:
+            yield from _texts(v)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            yield from _texts(getattr(value, f.name))
