@@ -121,7 +121,7 @@ def ingest(
         f"ingested {report.documents} document(s), {report.chunks} chunk(s); "
         f"{report.skipped} already present"
         + (f"; {len(report.replaced)} earlier version(s) replaced" if report.replaced else "")
-        + (f"; {len(report.removed)} document(s) of removed files deleted"
+        + (f"; {len(report.removed)} document(s) of removed files or records deleted"
            if report.removed else "")
     )
     if report.replaced or report.removed:

@@ -22,7 +22,8 @@ from medkg.errors import (
     UnreadableDocumentError,
     UnsupportedFormatError,
 )
-from medkg.model import Document, Layer
+from medkg.model import Document, Layer, stable_id
+from medkg.text import clean_text, parse_json, path_text
 
 Reader = Callable[[Path, Layer], list[Document]]
 log = logging.getLogger(__name__)
@@ -81,38 +82,71 @@ def read_text(path: Path, layer: Layer) -> list[Document]:
     media = "text/markdown" if path.suffix.lower() in {".md", ".markdown"} else "text/plain"
     return [
         Document.create(
-            layer=layer, title=_title(path, text), source=str(path), media_type=media, text=text
+            layer=layer, title=_title(path, text), source=path_text(path), media_type=media,
+            text=text
         )
     ]
 
 
 def read_jsonl(path: Path, layer: Layer) -> list[Document]:
-    """One JSON object a line with a ``text`` field; ``title`` and ``id`` are optional."""
+    """One JSON object a line with a ``text`` field; ``title`` and ``id`` are optional.
+
+    A record's identity is its file and its ``id``; a record without one is known
+    by its text (``#text-`` and a digest), never by its line, so a record added
+    above it does not make it another document. The whole file is checked before
+    any record is returned: a repeated ``id`` is an error naming both lines.
+    """
     documents: list[Document] = []
     content = _decode(path, path.read_bytes())
+    ids: dict[str, int] = {}
     for lineno, line in enumerate(content.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line)
         except json.JSONDecodeError as exc:
             raise DocumentError(path, f"line {lineno}: not valid JSON ({exc.msg})") from exc
+        except ValueError as exc:
+            raise DocumentError(path, f"line {lineno}: not valid JSON ({exc})") from exc
         text = record.get("text") if isinstance(record, dict) else None
-        if not isinstance(text, str):
+        if not isinstance(record, dict) or not isinstance(text, str):
             raise DocumentError(
                 path, f"line {lineno}: expected an object with a string 'text' field"
             )
         _require_text(path, text, f"line {lineno}")
-        source = f"{path}#{record.get('id', lineno)}"
-        title = str(record.get("title") or _title(path, text))
+        text = clean_text(text)
+        key = _record_key(path, lineno, record.get("id"), text)
+        if key in ids:
+            what = (f"the id {record['id']!r}" if record.get("id") is not None
+                    else "the same text without an id")
+            raise DocumentError(
+                path, f"line {lineno}: {what} repeats line {ids[key]}",
+                hint="give each record its own id (a record's id is its identity: a "
+                "second one would replace the first)")
+        ids[key] = lineno
+        title = clean_text(str(record.get("title") or _title(path, text)))
         documents.append(
             Document.create(
-                layer=layer, title=title, source=source, media_type="text/plain", text=text
+                layer=layer, title=title, source=f"{path_text(path)}#{key}",
+                media_type="text/plain", text=text,
             )
         )
     if not documents:
         raise EmptyDocumentError(path, "contains no JSON lines")
     return documents
+
+
+def _record_key(path: Path, lineno: int, record_id: object, text: str) -> str:
+    """What names a JSONL record within its file: its ``id``, else its text."""
+    if record_id is None:
+        return "text-" + stable_id("r", text)[2:]
+    if isinstance(record_id, bool) or not isinstance(record_id, str | int):
+        raise DocumentError(path, f"line {lineno}: the id must be a string or an integer, "
+                            f"not {type(record_id).__name__}")
+    key = clean_text(str(record_id)).strip()
+    if not key or len(key) > 200:
+        raise DocumentError(path, f"line {lineno}: the id must have 1 to 200 characters")
+    return key
 
 
 def read_pdf(path: Path, layer: Layer) -> list[Document]:
@@ -126,7 +160,7 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
             reader = PdfReader(path)
             pages = [page.extract_text() or "" for page in reader.pages]
         for warning in caught:
-            log.warning("%s: %s", path, warning.message)
+            log.warning("%s: %s", path_text(path), warning.message)
     except (PyPdfError, ValueError, KeyError, OSError) as exc:
         raise UnreadableDocumentError(path, f"is not a readable PDF ({exc})") from exc
     except Exception as exc:
@@ -144,7 +178,7 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
         )
     return [
         Document.create(
-            layer=layer, title=_title(path, text), source=str(path),
+            layer=layer, title=_title(path, text), source=path_text(path),
             media_type="application/pdf", text=text,
         )
     ]
@@ -152,20 +186,28 @@ def read_pdf(path: Path, layer: Layer) -> list[Document]:
 
 @contextlib.contextmanager
 def _pypdf_log(path: Path) -> Iterator[None]:
-    """pypdf's own log lines, prefixed with the file they are about."""
+    """pypdf's own log lines, said again by medkg with the file they are about.
+
+    pypdf logs through child loggers (``pypdf._reader``, ...), whose records a
+    filter on ``pypdf`` never sees: a handler on ``pypdf`` does, so the lines are
+    collected there while this file is read, and not passed on unnamed."""
     logger = logging.getLogger("pypdf")
+    lines: list[str] = []
 
-    class _Named(logging.Filter):
-        def filter(self, record: logging.LogRecord) -> bool:
-            record.msg = f"{path}: {record.msg}"
-            return True
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
 
-    named = _Named()
-    logger.addFilter(named)
+    collect, propagate = _Collect(logging.WARNING), logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False
     try:
         yield
     finally:
-        logger.removeFilter(named)
+        logger.removeHandler(collect)
+        logger.propagate = propagate
+        for line in lines:
+            log.warning("%s: %s", path_text(path), line)
 
 
 READERS: dict[str, Reader] = {

@@ -14,6 +14,7 @@ from medkg.errors import DocumentError, WorkspaceError
 from medkg.model import Document, Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
 from medkg.stagestate import VOCABULARY, fingerprint
+from medkg.text import path_text
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -50,16 +51,46 @@ class SyncPlan:
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """Files as given, and the files inside directories (sorted, hidden ones
-    skipped); absolute, since a file's path is its documents' identity."""
+    """Files as given, and what directories hold (sorted, hidden entries skipped);
+    absolute, since a file's path is its documents' identity.
+
+    Every entry that is not a directory is listed, a dangling symbolic link, a
+    link loop or a pipe included: the reader says why it cannot be read, and an
+    unreadable file keeps its documents (a sync never takes it for a removed
+    one). A linked directory is followed once; one that leads back to a
+    directory already walked is not walked again.
+    """
     out: list[Path] = []
     for path in (Path(os.path.abspath(p)) for p in paths):
         if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and not p.name.startswith(".")))
+            out.extend(_walk(path, set()))
         else:
             out.append(path)
     return out
+
+
+def _walk(directory: Path, walked: set[str]) -> Iterator[Path]:
+    real = os.path.realpath(directory)
+    if real in walked:
+        return
+    walked.add(real)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        yield directory  # the reader names why it cannot be listed
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()  # follows a link; False for a dangling one
+        except OSError:
+            is_dir = False  # a link loop: the reader says so
+        if is_dir:
+            yield from _walk(path, walked)
+        else:
+            yield path
 
 
 def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list[Document]:
@@ -70,7 +101,7 @@ def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list
         documents = read_documents(path, layer, max_file_mb=cfg.max_file_mb,
                                    max_document_chars=cfg.max_document_chars)
     if name is not None:  # a source of the caller's choosing (an upload's name)
-        documents = [d.model_copy(update={"source": name + d.source[len(str(path)):]})
+        documents = [d.model_copy(update={"source": name + d.source[len(path_text(path)):]})
                      for d in documents]
     return documents
 
@@ -84,26 +115,40 @@ def _under(directories: list[Path], source: str) -> bool:
     return any(source.startswith(str(d) + os.sep) for d in directories)
 
 
-def _of_file(sources: Iterable[str], path: Path) -> list[str]:
-    """The sources that come from the file at ``path`` (itself, or its JSONL records)."""
-    return [s for s in sources if s == str(path) or s.startswith(f"{path}#")]
+def _of_file(sources: Iterable[str], source: str) -> list[str]:
+    """The sources that come from the file recorded as ``source`` (itself, or its
+    JSONL records)."""
+    return [s for s in sources if s == source or s.startswith(f"{source}#")]
 
 
 def _documents(parts: Components, files: Sequence[Path], layer: Layer,
                known: Mapping[str, list[str]], failed: dict[str, str], read: set[str],
-               names: Mapping[Path, str] | None = None,
+               gone: set[str], names: Mapping[Path, str] | None = None,
                progress: Progress = no_progress) -> Iterator[Document]:
-    """Each file's documents, in order. A file that cannot be read goes into
-    ``failed``; ``read`` gets every source seen, a failed file's known ones too
-    (a sync keeps the documents of a file it could not read)."""
+    """Each file's documents, in order: the one place that decides what a
+    source is and when it is gone.
+
+    A file that cannot be read goes into ``failed`` and keeps every document it
+    had (``read`` gets them, so a sync keeps them too); a file read whole puts
+    its sources in ``read``, and the sources it had before but no longer holds
+    (JSONL records taken out of it) in ``gone``. A source that an earlier file of
+    the same call gave already fails the later file: one source, one document.
+    """
     for i, path in enumerate(files):
         progress("ingest", i, len(files))
+        file_source = (names or {}).get(path) or path_text(path)
         try:
             documents = _read(parts, path, layer, (names or {}).get(path))
+            twice = [d.source for d in documents if d.source in read]
+            if twice:
+                raise DocumentError(path, f"{twice[0]} was given by an earlier file of "
+                                    "this ingest", hint="ingest each file once")
         except DocumentError as exc:
-            failed[str(path)] = str(exc)
-            read.update(_of_file(known, path))
+            failed[path_text(path)] = str(exc)
+            read.update(_of_file(known, file_source))
             continue
+        sources = {d.source for d in documents}
+        gone.update(s for s in _of_file(known, file_source) if s not in sources)
         for doc in documents:
             read.add(doc.source)
             yield doc
@@ -123,7 +168,8 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
     source_of = {doc_id: source for source, ids in known.items() for doc_id in ids}
     plan = SyncPlan()
     seen: set[str] = set()
-    for doc in _documents(parts, files, layer, known, plan.failed, seen):
+    gone: set[str] = set()
+    for doc in _documents(parts, files, layer, known, plan.failed, seen, gone):
         ids = known.get(doc.source, [])
         moved_from = _moved_from(doc, source_of)
         if not ids and moved_from is not None:
@@ -134,7 +180,9 @@ def plan_sync(parts: Components, paths: Sequence[Path], layer: Layer) -> SyncPla
             plan.unchanged if ids == [doc.id] else plan.changed)
         bucket.append(doc.source)
     directories = _folders(paths)
-    plan.removed = sorted(s for s in known if s not in seen and _under(directories, s))
+    moved = {old for old, _ in plan.moved}
+    plan.removed = sorted(s for s in known if s not in moved and (
+        s in gone or (s not in seen and _under(directories, s))))
     return plan
 
 
@@ -168,8 +216,10 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     committed = time.monotonic()
     seen: set[str] = set()  # documents of this call, against a second copy
     sources: set[str] = set()  # sources read in this call (sync keeps them)
+    gone: set[str] = set()  # sources a file read in this call no longer holds
     index = parts.index("chunks")
-    for doc in _documents(parts, files, layer, known, report.failed, sources, named, progress):
+    for doc in _documents(parts, files, layer, known, report.failed, sources, gone, named,
+                          progress):
         earlier = [d for d in known.get(doc.source, []) if d != doc.id]
         with timing.stage("store"):
             known_here = doc.id in seen or (store.has_document(doc.id)
@@ -207,6 +257,8 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             with timing.stage("store"):
                 delete_document(parts, old)
             report.replaced.append(old)
+            if old in pending:
+                pending.remove(old)
         known[doc.source] = [doc.id]
         source_of[doc.id] = doc.source
         if len(pending) >= COMMIT_DOCUMENTS and (
@@ -214,13 +266,12 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             _commit_ingested(parts, index, pending)
             committed = time.monotonic()
     _commit_ingested(parts, index, pending)
-    if sync:
-        directories = _folders(paths)
-        for source in sorted(known):
-            if source not in sources and _under(directories, source):
-                for doc_id in known[source]:
-                    delete_document(parts, doc_id)
-                    report.removed.append(doc_id)
+    directories = _folders(paths) if sync else []
+    for source in sorted(known):
+        if source in gone or (source not in sources and _under(directories, source)):
+            for doc_id in known[source]:
+                delete_document(parts, doc_id)
+                report.removed.append(doc_id)
     progress("ingest", len(files), len(files))
     return report
 
