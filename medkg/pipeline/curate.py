@@ -26,8 +26,11 @@ def delete_document(parts: Components, document_id: str) -> Deletion:
     entry goes once everything else is done. A delete cut short by a crash is
     finished by running it again, or by the next command that opens the
     workspace (:func:`finish_deletes`)."""
+    from medkg.pipeline import link
+
     state, store = parts.state, parts.store
     pending = state.pending_deletes().get(document_id)
+    link.forget(parts)  # its links go with its entities
     if store.has_document(document_id):
         gone = store.delete_document(
             document_id, journal=lambda plan: state.begin_delete(document_id, asdict(plan)))

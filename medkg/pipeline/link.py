@@ -29,6 +29,13 @@ def inputs(parts: Components) -> str:
     return fingerprint(parts.corpus.fingerprint(), parts.settings.linking.model_dump(mode="json"))
 
 
+def forget(parts: Components) -> None:
+    """The links go with the entities they join: whatever removes entities (a
+    delete, a re-extraction) calls this first, so the next build links again
+    even when the corpus ends as it was (same text, same fingerprint)."""
+    parts.state.forget(STAGE)
+
+
 def is_current(parts: Components) -> bool:
     """Whether the links were made from what the workspace has now."""
     return parts.state.current(STAGE, inputs(parts))

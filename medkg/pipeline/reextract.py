@@ -139,7 +139,10 @@ def clear_extraction(parts: Components, document_id: str) -> int:
     """Remove what a document's earlier extraction wrote (its text and chunks
     stay) with its extraction marks, in one store transaction; its entity
     vectors follow. How many entities went."""
+    from medkg.pipeline import link
+
     marks = extraction_marks(parts.store.stages(document_id))
+    link.forget(parts)  # the links of its entities go with them
     gone = parts.store.delete_extraction(document_id, marks)
     if gone.entities:
         index = parts.index("entities")
