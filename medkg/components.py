@@ -106,6 +106,44 @@ class Components:
                 "that would write to a different graph than the one its vectors and "
                 "indexes follow", hint=f"unset MEDKG_STORE__BACKEND or set store.backend = "
                 f"\"{recorded}\"; to move the graph: medkg store copy --to BACKEND --switch")
+        self._check_base_iri()
+
+    def _check_base_iri(self) -> None:
+        """The graph's IRIs start with the base IRI it was made with: under another
+        the whole graph would look empty. Recorded at the first open of the store
+        (a workspace made before it was recorded: its medkg.toml's value), and a
+        different one is refused, naming where it came from."""
+        import os
+        import tomllib
+
+        from medkg.config import ENV_PREFIX, StoreConfig
+        from medkg.errors import ConfigError
+        from medkg.stagestate import STORE_BASE_IRI
+
+        current = self.settings.store.base_iri
+        recorded = self.state.version(STORE_BASE_IRI)
+        if recorded is None and self.layout.graph.exists():
+            try:
+                saved = tomllib.loads(self.layout.config.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                saved = {}
+            recorded = saved.get("store", {}).get("base_iri") or StoreConfig().base_iri
+        if recorded is None:
+            if not self.read_only:
+                self.state.record(STORE_BASE_IRI, current)
+            return
+        if not self.read_only and self.state.version(STORE_BASE_IRI) is None:
+            self.state.record(STORE_BASE_IRI, recorded)
+        if recorded != current:
+            env = f"{ENV_PREFIX}STORE__BASE_IRI"
+            where = (f"the environment variable {env}" if env in os.environ
+                     else str(self.layout.config))
+            raise ConfigError(
+                f"{where} sets store.base_iri to {current!r}, but this workspace's graph "
+                f"was made with {recorded!r}: under another base IRI it would look empty",
+                hint=f"unset {env}, or put {recorded!r} back in medkg.toml; a graph "
+                "under other IRIs is a new workspace (or, on a server: medkg store copy "
+                "--to sparql --base-iri IRI --switch)")
 
     @property
     def embedder(self) -> CachedEmbedder:

@@ -58,7 +58,9 @@ class EmbeddingConfig(Section):
         description="a sentence-transformers model name or path; 'bundled:' uses the packaged one",
     )
     batch_size: int = Field(32, ge=1)
-    device: str = "cpu"
+    device: str = Field("cpu", pattern=r"^(cpu|cuda(:[0-9]+)?|mps|xpu(:[0-9]+)?)$",
+                        description="where the model runs: cpu, cuda, cuda:N, mps or xpu "
+                        "(one this machine's torch can use)")
 
 
 class ExtractionConfig(Section):
@@ -175,6 +177,23 @@ class LinkingConfig(Section):
                                "vectors or more search an HNSW graph (usearch), not exactly")
 
 
+class FusionWeights(Section):
+    """``[retrieval.fusion_weights]``: each candidate source's weight in the fusion
+    (weighted RRF); 0 leaves a source out. Fitted on BioASQ 7B questions only
+    (benchmarks/tune_fusion.py: hybrid's weights first, the tree's vote on top);
+    the traverse weight on the training-split 2-hop questions only
+    (benchmarks/bench_multihop.py --split train)."""
+
+    lexical: float = Field(1.5, ge=0, description="BM25 over chunks")
+    dense: float = Field(2.0, ge=0, description="chunk vectors")
+    graph: float = Field(1.0, ge=0, description="chunks of the question's entities")
+    tree: float = Field(1.5, ge=0, description="the tag tree's chunks (u-retrieval)")
+    traverse: float = Field(8.0, ge=0, description="chunks of the traversal's evidence")
+
+    def by_source(self) -> dict[str, float]:
+        return self.model_dump()
+
+
 class RetrievalConfig(Section):
     answer_engine: Literal["builtin", "llm"] = Field(
         "builtin", description="'llm' rewrites the extractive answer with the chat model "
@@ -192,16 +211,13 @@ class RetrievalConfig(Section):
         "about the whole collection; auto: global or u-retrieval, chosen per question")
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
                             "and the length of the fused ranking")
-    # Fitted on BioASQ 7B questions only (benchmarks/tune_fusion.py: hybrid's
-    # weights first, the tree's vote on top); held-out years in the closing notes.
-    # The traverse weight and settings: on the training-split 2-hop questions only
-    # (benchmarks/bench_multihop.py --split train).
+    # rrf_k is fitted with the fusion weights (see FusionWeights); the traverse
+    # settings on the training-split 2-hop questions only (bench_multihop.py --split train).
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
-    fusion_weights: dict[str, float] = Field(
-        default_factory=lambda: {"lexical": 1.5, "dense": 2.0, "graph": 1.0, "tree": 1.5,
-                                 "traverse": 8.0},
-        description="weight of each candidate source in the fusion (lexical, dense, graph, "
-        "tree, traverse); 0 leaves a source out")
+    fusion_weights: FusionWeights = Field(
+        default_factory=lambda: FusionWeights(),
+        description="weight of each candidate source in the fusion; a table that names "
+        "some sources keeps the others' defaults")
     tree_levels: int = Field(4, ge=1, description="tag tree: clustering rounds above chunks")
     tree_top_fraction: float = Field(0.2, gt=0, le=1, description="tag tree: share of the "
                                      "most similar candidate pairs merged per round")
@@ -242,8 +258,11 @@ class StoreConfig(Section):
     (a Neo4j 5 database, over Bolt)."""
 
     backend: Literal["oxigraph", "memory", "sparql", "neo4j"] = "oxigraph"
-    base_iri: str = Field("https://w3id.org/medkg/data/", description="the graph's IRIs "
-                          "start with it; on a shared server it keeps workspaces apart")
+    base_iri: str = Field("https://w3id.org/medkg/data/",
+                          pattern=r"^https?://[^\s<>\"{}|\\^`]+[/#]$",
+                          description="the graph's IRIs start with it (an http(s) IRI ending "
+                          "in / or #); on a shared server it keeps workspaces apart. A "
+                          "workspace keeps the one it was created with")
     url: str = Field("", description="sparql: the query endpoint, e.g. "
                      "http://localhost:8890/sparql; neo4j: the server, e.g. "
                      "neo4j://localhost:7687")
@@ -261,6 +280,20 @@ class StoreConfig(Section):
     batch_size: int = Field(2000, ge=1, le=100_000, description="sparql: most quads per "
                             "write request")
     timeout: float = Field(300.0, gt=0, description="sparql: seconds to wait for a request")
+
+
+def _is_section(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Section)
+
+
+def _where(loc: list[str], env: dict[str, str], path: Path) -> str:
+    """Where a bad value came from: the environment variable that set it (the
+    longest that names a prefix of its location), else the file."""
+    for n in range(len(loc), 0, -1):
+        name = ENV_PREFIX + "__".join(loc[:n]).upper()
+        if name in env:
+            return f"the environment variable {name}"
+    return str(path)
 
 
 class Settings(BaseSettings):
@@ -310,9 +343,7 @@ class Settings(BaseSettings):
             problems = []
             for error in exc.errors():
                 loc = [str(part) for part in error["loc"]]
-                name = ENV_PREFIX + "__".join(loc[:2]).upper()
-                where = f"the environment variable {name}" if name in env else str(path)
-                problems.append(f"{where}: {'.'.join(loc)}: {error['msg']}")
+                problems.append(f"{_where(loc, env, path)}: {'.'.join(loc)}: {error['msg']}")
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems),
                               hint="fix the value, or remove it for the default") from exc
 
@@ -320,20 +351,29 @@ class Settings(BaseSettings):
     def _check_environment(cls, env: dict[str, str]) -> None:
         """Every ``MEDKG_*`` variable names a known ``SECTION__KEY``: a typo in one is
         an error, not a setting quietly left at its default."""
-        sections = {name: field.annotation for name, field in cls.model_fields.items()}
         for name in sorted(env):
             if name.startswith(NOT_SETTINGS):
                 continue  # the test suite's own switches
-            section, sep, key = name[len(ENV_PREFIX):].lower().partition("__")
-            model = sections.get(section)
-            if model is None or not isinstance(model, type) or not issubclass(model, Section):
-                raise ConfigError(f"unknown setting in the environment: {name}",
-                                  hint=f"sections: {', '.join(sections)}")
-            if not sep or key not in model.model_fields:
-                raise ConfigError(
-                    f"unknown setting in the environment: {name}",
-                    hint=f"name one key: {ENV_PREFIX}{section.upper()}__KEY with KEY one of "
-                    f"{', '.join(model.model_fields)}")
+            model: type[BaseModel] = cls
+            parts = name[len(ENV_PREFIX):].lower().split("__")
+            for depth, part in enumerate(parts):
+                field = model.model_fields.get(part)
+                known = ", ".join(model.model_fields)
+                if field is None or (depth == 0 and not _is_section(field.annotation)):
+                    where = ENV_PREFIX + "__".join(parts[:depth]).upper()
+                    raise ConfigError(
+                        f"unknown setting in the environment: {name}",
+                        hint=(f"sections: {known}" if depth == 0 else
+                              f"name one key: {where}__KEY with KEY one of {known}"))
+                if _is_section(field.annotation):
+                    model = field.annotation  # type: ignore[assignment]
+                    if depth == len(parts) - 1 and depth == 0:
+                        raise ConfigError(f"unknown setting in the environment: {name}",
+                                          hint=f"name one key: {name}__KEY with KEY one of "
+                                          f"{', '.join(model.model_fields)}")
+                elif depth < len(parts) - 1:
+                    raise ConfigError(f"unknown setting in the environment: {name}",
+                                      hint=f"{'.'.join(parts[:depth + 1])} has no keys")
 
     def save(self, path: Path) -> None:
         from medkg.files import write_text

@@ -18,6 +18,7 @@ duplicating anything.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -317,7 +318,7 @@ class Workspace:
         ``medkg.toml`` says so; vectors and indexes stay, the ids being the same)."""
         self._writable()
         from medkg.errors import StoreError
-        from medkg.stagestate import STORE_BACKEND
+        from medkg.stagestate import STORE_BACKEND, STORE_BASE_IRI
         from medkg.store.copy import copy_graph
         from medkg.store.registry import open_store
 
@@ -348,6 +349,7 @@ class Workspace:
             self.save_settings()
             self.parts = Components(self.layout, self.settings)
             self.parts.state.record(STORE_BACKEND, to.backend)
+            self.parts.state.record(STORE_BASE_IRI, to.base_iri)  # the copy's IRIs
         return report
 
     def export(self, path: Path, fmt: str, *, overwrite: bool = False,

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from medkg import timing
-from medkg.config import BUNDLED_EMBEDDING_MODEL, EmbeddingConfig
+from medkg.config import BUNDLED_EMBEDDING_MODEL, ENV_PREFIX, EmbeddingConfig
 from medkg.errors import EmbeddingError
 
 Matrix = npt.NDArray[np.float32]
@@ -71,6 +71,7 @@ class SentenceTransformerEmbedder:
 
             hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
+            _check_device(self._config.device)
             try:
                 with timing.stage("load models"):
                     self._model = SentenceTransformer(path, device=self._config.device)
@@ -159,3 +160,25 @@ class CachedEmbedder:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _check_device(device: str) -> None:
+    """The configured device must be one this machine's torch can use: naming a
+    GPU on a CPU build is a setting to fix, not a traceback from inside torch."""
+    import torch
+
+    kind, _, number = device.partition(":")
+    available = {"cpu": True, "cuda": torch.cuda.is_available(),
+                 "mps": bool(getattr(torch.backends, "mps", None)
+                             and torch.backends.mps.is_available()),
+                 "xpu": bool(getattr(torch, "xpu", None) and torch.xpu.is_available())}
+    count = {"cuda": torch.cuda.device_count() if available["cuda"] else 0}
+    ok = available.get(kind, False) and (not number or int(number) < count.get(kind, 1))
+    if not ok:
+        env = f"{ENV_PREFIX}EMBEDDING__DEVICE"
+        where = f"the environment variable {env}" if env in os.environ else "medkg.toml"
+        usable = ", ".join(k for k, v in available.items() if v)
+        raise EmbeddingError(
+            f"{where} sets embedding.device to {device!r}, which this machine's torch "
+            f"cannot use (usable here: {usable})",
+            hint=f"set embedding.device = \"cpu\" (or unset {env})")

@@ -24,7 +24,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from medkg.config import RetrievalConfig, RetrievalMode
-from medkg.errors import RetrievalError
+from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Triple
@@ -243,7 +243,7 @@ class LocalRetriever:
         sources = dict(prepared.sources)
         if tree and "tree" in MODE_SOURCES[prepared.mode]:
             sources["tree"] = list(tree)[: self._config.candidates]
-        return rrf(sources, self._config.fusion_weights, k=self._config.rrf_k,
+        return rrf(sources, self._config.fusion_weights.by_source(), k=self._config.rrf_k,
                    limit=self._config.candidates)
 
     def answer(self, prepared: Prepared, tree: Sequence[str] | None = None) -> Answer:
@@ -647,7 +647,10 @@ class LocalRetriever:
         for cid in concept_ids:
             if len(out) >= self._config.max_definitions:
                 break
-            concept = self._store.concept(cid)
+            try:
+                concept = self._store.concept(cid)
+            except NotFoundError:
+                continue  # an id no vocabulary holds (a dbSNP variant, say): no definition
             if concept.definition:
                 out.append(Definition(term=concept.name, concept_id=concept.id,
                                       definition=concept.definition, source=concept.source))
