@@ -50,12 +50,74 @@ def _label(entity: Any) -> str | None:
     return str((english or labels)[0]) if labels else None
 
 
+OWL_IMPORTS = "http://www.w3.org/2002/07/owl#imports"
+_OWX_IMPORT = "{http://www.w3.org/2002/07/owl#}Import"
+
+
+def imports_of(path: Path) -> list[str]:
+    """The IRIs ``path`` imports (``owl:imports``), read without loading them."""
+    head = path.read_bytes()[:4096]
+    if b"<Ontology" in head and b"www.w3.org/2002/07/owl#" in head and b"<rdf:RDF" not in head:
+        from xml.etree import ElementTree
+
+        try:  # OWL/XML
+            return [(el.text or "").strip() for _, el in ElementTree.iterparse(path)
+                    if el.tag == _OWX_IMPORT]
+        except ElementTree.ParseError as exc:
+            raise VocabularyError(path, None, f"not a readable OWL/XML file ({exc})") from exc
+    import rdflib
+
+    for fmt in ("xml", "turtle", "nt"):
+        graph = rdflib.Graph()
+        try:
+            graph.parse(path, format=fmt)
+        except Exception:
+            continue
+        return [str(o) for o in graph.objects(None, rdflib.URIRef(OWL_IMPORTS))]
+    return []
+
+
+def _local_imports(path: Path, seen: set[Path]) -> dict[str, Path]:
+    """Every ontology ``path`` imports, directly or not, mapped to a file beside
+    the importing one (named as the IRI's last segment, with or without .owl);
+    an import with no such file is refused: a vocabulary never makes medkg fetch
+    anything."""
+    import owlready2 as ow
+
+    seen.add(path.resolve())
+    found: dict[str, Path] = {}
+    for iri in imports_of(path):
+        base = iri.rstrip("/#")
+        if base in ow.namespace.PREDEFINED_ONTOLOGIES or iri in ow.namespace.PREDEFINED_ONTOLOGIES:
+            continue  # OWL's and RDF's own, which owlready2 ships
+        name = re.split(r"[/#]", base)[-1]
+        candidates = [path.parent / name, path.parent / f"{name}.owl"]
+        local = next((c for c in candidates if name and c.is_file()), None)
+        if local is None:
+            raise VocabularyError(
+                path, None, f"imports {iri}, and medkg does not fetch anything a "
+                "vocabulary names",
+                hint=f"save that ontology beside it as {candidates[-1].name} (it is read "
+                "from there), or remove the owl:imports line")
+        found[iri] = local
+        if local.resolve() not in seen:
+            found.update(_local_imports(local, seen))
+    return found
+
+
 def read_owl(path: Path) -> list[Concept]:
     import owlready2 as ow
 
     world = ow.World()
     try:
-        onto = world.get_ontology(path.resolve().as_uri()).load()
+        # Imports are loaded first, from local files: owlready2 then finds them
+        # loaded and never reaches for their IRIs.
+        for iri, local in reversed(_local_imports(path, set()).items()):
+            with local.open("rb") as f:
+                world.get_ontology(iri).load(fileobj=f, only_local=True)
+        onto = world.get_ontology(path.resolve().as_uri()).load(only_local=True)
+    except VocabularyError:
+        raise
     except Exception as exc:  # owlready2 raises bare Exceptions for parse errors
         raise VocabularyError(path, None, f"not a readable OWL file ({exc})") from exc
     prefix = (onto.name or path.stem).upper()

@@ -69,6 +69,24 @@ def open_executor(spec: ExecutorSpec) -> Executor:
     raise ConfigError(f"no executor for {spec.kind!r}")
 
 
+PARENT_CHECK_S = 0.5
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker's first step: a thread that ends the worker once ``parent`` is
+    gone (killed, even by SIGKILL, the worker is handed to another parent). A
+    build's workers never outlive it, holding hundreds of MB each."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="medkg-parent-watch", daemon=True).start()
+
+
 class ProcessExecutor:
     """A pool of worker processes on this machine (started fresh, not forked, so
     no thread or lock of this process is copied into them)."""
@@ -81,7 +99,8 @@ class ProcessExecutor:
 
         self.workers = workers
         self._pool = ProcessPoolExecutor(max_workers=workers,
-                                         mp_context=multiprocessing.get_context("spawn"))
+                                         mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=die_with_parent, initargs=(os.getpid(),))
 
     def map(self, fn: Callable[[A, B], R], shared: A, items: Iterable[B]) -> Iterator[R]:
         from concurrent.futures.process import BrokenProcessPool

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from medkg.config import RetrievalMode
-from medkg.errors import MedKGError, NotFoundError, ReviewError
+from medkg.errors import MedKGError, NotFoundError, RequestError
 from medkg.export.formats import FORMATS
 from medkg.export.view import Reviewed
 from medkg.model import (
@@ -33,6 +34,7 @@ from medkg.model import (
     ReviewState,
     ReviewTarget,
     StatementEdit,
+    Text,
     Triple,
 )
 from medkg.pipeline.review import Request as ReviewRequest
@@ -40,10 +42,11 @@ from medkg.retrieval.answer import Answer
 from medkg.review.queue import QueueFilter, QueueItem
 from medkg.review.views import EntityView, StatementView, entity_view, statement_view
 from medkg.server.access import Reviewer, reviewer_of
+from medkg.server.limits import MAX_UPLOAD, RequestLimits
+from medkg.text import clean_text
 from medkg.workspace import Workspace
 
 T = TypeVar("T")
-MAX_UPLOAD = 20 * 1024 * 1024
 PAGE = resources.files("medkg.server") / "page"
 MEDIA = {"ttl": "text/turtle", "trig": "application/trig", "nq": "application/n-quads",
          "jsonld": "application/ld+json", "owl": "application/rdf+xml",
@@ -62,7 +65,7 @@ class Problem(BaseModel):
 
 
 class AskBody(BaseModel):
-    question: str = Field(min_length=1, max_length=4000)
+    question: Text = Field(min_length=1, max_length=4000)
     mode: RetrievalMode | None = None
 
 
@@ -177,6 +180,7 @@ def create_app(workspace: Workspace) -> FastAPI:
                   "questions with citations, curator review, export.",
                   responses={401: {"model": Problem}})
     app.state.workspace = workspace
+    app.add_middleware(RequestLimits, layout=workspace.layout)  # token and size first
     lock = threading.RLock()
     layout = workspace.layout
     state: dict[str, Any] = {"retriever": None}
@@ -198,6 +202,15 @@ def create_app(workspace: Workspace) -> FastAPI:
         status = 404 if isinstance(exc, NotFoundError) else 400
         return JSONResponse(Problem(error=exc.message, hint=exc.hint).model_dump(),
                             status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Said in medkg's own words, never echoing the input (it may be hostile,
+        # or not even encodable: a lone surrogate in a JSON string).
+        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        return JSONResponse(Problem(error="the request is not valid: " + "; ".join(
+            clean_text(p) for p in problems[:5]), hint="see /docs for the request's "
+            "schema").model_dump(), status_code=422)
 
     @app.exception_handler(HTTPException)
     def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
@@ -269,13 +282,14 @@ def create_app(workspace: Workspace) -> FastAPI:
         """Ingest one uploaded document (.txt .md .jsonl .pdf); ``POST /api/build``
         extracts from it. An upload of the same name replaces the earlier one."""
         if layer is Layer.VOCABULARY:
-            raise ReviewError("vocabularies are loaded with `medkg vocab load`")
+            raise RequestError("vocabularies are loaded with `medkg vocab load`")
         data = file.file.read(MAX_UPLOAD + 1)
         if len(data) > MAX_UPLOAD:
             raise HTTPException(413, f"a document may have at most {MAX_UPLOAD} bytes")
-        name = Path(file.filename or "upload.txt").name or "upload.txt"
+        name = upload_name(file.filename)
         with tempfile.TemporaryDirectory() as tmp, owned() as ws:
-            path = Path(tmp) / name
+            # The client's name is the document's identity, never a path here.
+            path = Path(tmp) / f"upload{Path(name).suffix.lower()}"
             path.write_bytes(data)
             # the upload's name is its identity: the same name again replaces it
             report = ws.ingest([path], layer, names={path: f"upload:{name}"})
@@ -404,6 +418,32 @@ def create_app(workspace: Workspace) -> FastAPI:
         return Response(body, media_type=MEDIA[fmt])
 
     return app
+
+
+MAX_NAME_BYTES = 200
+
+
+def upload_name(filename: str | None) -> str:
+    """An upload's name, checked: it names the document (``upload:NAME``), so it
+    must be a plain file name with a readable suffix; anything else is a 400
+    that says what is wrong with it."""
+    from medkg.construction.readers import READERS
+
+    name = (filename or "upload.txt").strip()
+    hint = "send a plain file name such as notes.txt (letters, digits, spaces, . - _)"
+    if clean_text(name) != name or "\x7f" in name:
+        raise RequestError("the file name holds control characters or undecodable text",
+                          hint=hint)
+    if "/" in name or "\\" in name or name in {".", ".."} or name.startswith("."):
+        raise RequestError(f"the file name {name!r} is a path, not a plain file name",
+                          hint=hint)
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise RequestError(f"the file name is {len(name.encode('utf-8'))} bytes long; at "
+                          f"most {MAX_NAME_BYTES} are taken", hint=hint)
+    if Path(name).suffix.lower() not in READERS:
+        raise RequestError(f"unsupported file type {Path(name).suffix or '(none)'!r}",
+                          hint=f"supported: {', '.join(sorted(READERS))}")
+    return name
 
 
 # The page runs only its own script and style; document text is never markup.
