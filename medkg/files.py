@@ -98,3 +98,41 @@ def forget_manifest(directory: Path) -> None:
     """Mark a derived directory stale before its files are rewritten."""
     with contextlib.suppress(FileNotFoundError):
         (directory / MANIFEST).unlink()
+
+
+# What a full disk looks like from each layer: the OS's errno, RocksDB's message
+# (Oxigraph raises it as a plain OSError) and SQLite's.
+_FULL_DISK = ("no space left on device", "database or disk is full", "disk full",
+              "sqlite_full")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) says the disk is full."""
+    import errno
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(s in str(seen).lower() for s in _FULL_DISK):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full_hint(path: Path | str | None) -> str:
+    """"the disk is full (N MB free on MOUNT)", for the file system of ``path``."""
+    import shutil
+
+    where = Path(path or ".").absolute()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        free = shutil.disk_usage(where).free / 1_000_000
+    except OSError:
+        return "the disk is full: free some space and run the command again"
+    mount = where
+    while not os.path.ismount(mount) and mount != mount.parent:
+        mount = mount.parent
+    return (f"the disk is full ({free:,.0f} MB free on {mount}): free some space and run "
+            "the command again (what finished is kept; the rest resumes)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,8 +75,15 @@ def _run(action: Callable[[], T]) -> T:
         raise  # unreachable: _fail exits
 
 
-def as_medkg_error(exc: OSError | sqlite3.Error) -> MedKGError:
+def as_medkg_error(exc: OSError | sqlite3.Error, workspace: Path | None = None
+                   ) -> MedKGError:
     """A file-system or SQLite failure as one line with a hint, not a traceback."""
+    from medkg.files import disk_full_hint, is_disk_full
+
+    if is_disk_full(exc):  # ENOSPC, RocksDB's and SQLite's words for it
+        where = getattr(exc, "filename", None) or workspace
+        return MedKGError(f"{where or 'the workspace'}: cannot write: {exc}",
+                          hint=disk_full_hint(where))
     if isinstance(exc, sqlite3.Error):
         text = str(exc)
         hint = ("another medkg process is using this workspace: wait for it" if "locked" in text
@@ -83,10 +91,7 @@ def as_medkg_error(exc: OSError | sqlite3.Error) -> MedKGError:
                 else "check the workspace's disk and permissions")
         return MedKGError(f"a workspace database failed: {text}", hint=hint)
     where = f"{exc.filename}: " if exc.filename else ""
-    hints = {errno.ENOSPC: "the disk is full: free some space and run the command again "
-                           "(what finished is kept; the rest resumes)",
-             errno.EDQUOT: "the disk quota is used up: free some space and run it again",
-             errno.EROFS: "that file system is read-only",
+    hints = {errno.EROFS: "that file system is read-only",
              errno.EACCES: "you may not write there: check the permissions",
              errno.EPERM: "you may not write there: check the permissions"}
     return MedKGError(f"{where}{exc.strerror or exc}",
@@ -99,6 +104,9 @@ class Group(TyperGroup):
     status 1, wherever in the command they happen."""
 
     def invoke(self, ctx: Any) -> Any:
+        # What a command writes is its user's alone (files 0600, folders 0700),
+        # RocksDB's and SQLite's files included, which medkg does not open itself.
+        os.umask(0o077)
         try:
             return super().invoke(ctx)
         except MedKGError as exc:
@@ -106,7 +114,8 @@ class Group(TyperGroup):
         except (OSError, sqlite3.Error) as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
-            _fail(as_medkg_error(exc))
+            workspace = (ctx.params or {}).get("workspace")
+            _fail(as_medkg_error(exc, workspace if isinstance(workspace, Path) else None))
 
 
 @contextmanager

@@ -94,3 +94,7 @@ def eval_qa(
     out.print(f"{report.questions} questions, mode {mode}, {report.documents} documents "
               f"({report.chunks} chunks)")
     out.print(table)
+    if report.failed:
+        out.print(f"{len(report.failed)} question(s) failed and are not in the scores:")
+        for f in report.failed[:20]:
+            out.print(f"  {f.question[:80]!r}: {f.error}", soft_wrap=True)

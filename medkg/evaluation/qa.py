@@ -145,6 +145,12 @@ READERS: dict[str, Callable[[Path], QADataset]] = {"bioasq": read_bioasq,
                                                    "pubmedqa": read_pubmedqa}
 
 
+
+class FailedQuestion(BaseModel):
+    question: str
+    error: str
+
+
 class QAReport(BaseModel):
     questions: int
     mode: str
@@ -153,6 +159,8 @@ class QAReport(BaseModel):
     retrieval: dict[str, float]
     answers: dict[str, float | int | None]
     latency_ms: dict[str, float]
+    failed: list[FailedQuestion] = []  # asked, but medkg raised an error: not scored
+
 
 
 def score_ranking(ranked: Sequence[str], gold: frozenset[str]) -> tuple[float, float, float]:
@@ -213,15 +221,25 @@ def yes_or_no(answer: Answer) -> str | None:
 def run_questions(items: Sequence[QAItem], ask: Callable[[str], Answer],
                   document_key: Callable[[str], str | None], mode: str, documents: int,
                   chunks: int, progress: Callable[[int, int], None]) -> QAReport:
-    """Ask every question, timing each, and score the answers."""
-    answers, latencies = [], []
+    """Ask every question, timing each, and score the answers. A question medkg
+    fails on is recorded with its error and left out of the scores; the others
+    are still asked (one bad question never loses a whole run's results)."""
+    answers, latencies, answered = [], [], []
+    failed: list[FailedQuestion] = []
     for i, item in enumerate(items):
         progress(i, len(items))
         start = time.perf_counter()
-        answers.append(ask(item.question))
+        try:
+            answers.append(ask(item.question))
+        except MedKGError as exc:
+            failed.append(FailedQuestion(question=item.question, error=exc.message))
+            continue
+        answered.append(item)
         latencies.append((time.perf_counter() - start) * 1000)
     progress(len(items), len(items))
-    return score_answers(items, answers, latencies, document_key, mode, documents, chunks)
+    report = score_answers(answered, answers, latencies, document_key, mode, documents,
+                           chunks)
+    return report.model_copy(update={"failed": failed})
 
 
 def question_terms(answer: Answer, names_of: Callable[[str], Sequence[str]]) -> frozenset[str]:

@@ -61,7 +61,7 @@ class RDFGraphStore(RDFReader):
                 self._ds = _open_oxigraph(path, read_only)
             except (OSError, ValueError) as exc:
                 raise StoreError(f"cannot open the graph store at {path}: {exc}",
-                                 hint=_open_hint(path)) from exc
+                                 hint=_open_hint(path, exc)) from exc
         elif backend == "memory":
             self._ds = Dataset(store="Memory")
         elif backend == "sparql":
@@ -472,9 +472,14 @@ def _open_oxigraph(path: Path, read_only: bool) -> Dataset:
     raise AssertionError("unreachable")
 
 
-def _open_hint(path: Path) -> str:
+def _open_hint(path: Path, exc: BaseException | None = None) -> str:
     """Why Oxigraph may refuse to open a store: say the likely cause."""
     import os
+
+    from medkg.files import disk_full_hint, is_disk_full
+
+    if exc is not None and is_disk_full(exc):
+        return disk_full_hint(path)
 
     writable = (path.exists() and os.access(path, os.W_OK)) or (
         not path.exists() and os.access(path.parent, os.W_OK))
