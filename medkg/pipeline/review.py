@@ -9,6 +9,7 @@ the build rewrote follows the curators again before anything reads it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -124,6 +125,8 @@ def _checked_edit(parts: Components, triple: Triple,
     if not isinstance(after, StatementEdit):
         raise ReviewError("an edit gives the statement's new predicate, head, tail or "
                           "qualifiers")
+    after = after.model_copy(update={"head": _entity_named(parts, after.head, triple),
+                                     "tail": _entity_named(parts, after.tail, triple)})
     briefs = {b.id: b for b in parts.store.entity_briefs([after.head, after.tail],
                                                           mentions=False)}
     for end in (after.head, after.tail):
@@ -139,6 +142,38 @@ def _checked_edit(parts: Components, triple: Triple,
                       after.qualifiers) == triple.id:
         raise ReviewError("the edit changes nothing", hint="accept the statement instead")
     return after
+
+
+ENTITY_ID = re.compile(r"ent-[0-9a-f]{16}")
+
+
+def _entity_named(parts: Components, text: str, triple: Triple) -> str:
+    """The entity an edit's end names: an entity id, else an entity of the
+    statement's layer with that name (any case), else one defined by the
+    vocabulary concept of that name. Several: the error lists them to choose."""
+    store, layer = parts.store, triple.layer
+    text = " ".join(text.split())
+    if ENTITY_ID.fullmatch(text):
+        return text  # checked with the other end by the caller
+    wanted = text.lower()
+    ends = [b for b in store.entity_briefs([triple.head, triple.tail], mentions=False)
+            if b.name.lower() == wanted]
+    if ends:
+        return ends[0].id  # the end as it was, shown by its name
+    found = [b for b in store.iter_entities(layer) if b.name.lower() == wanted]
+    if not found:
+        concepts = [c.id for c in parts.concept_index().lookup(text)]
+        found = [b for b in store.entities_of_concepts(concepts) if b.layer is layer] \
+            if concepts else []
+    if len(found) == 1:
+        return found[0].id
+    if not found:
+        raise ReviewError(f"no entity of the {layer.value} layer is named {text!r}",
+                          hint="name an entity of this layer (its name or its id): "
+                          "`medkg review queue` and the page show them")
+    choices = "; ".join(f"{b.name} ({b.type}, {b.id})" for b in found[:10])
+    raise ReviewError(f"{text!r} names {len(found)} entities of the {layer.value} layer: "
+                      f"{choices}", hint="give the id of the one you mean")
 
 
 def _checked_entity_edit(parts: Components, action: ReviewAction,

@@ -37,6 +37,7 @@ from medkg.model import (
     StatementEdit,
     StatementSnapshot,
     Triple,
+    stable_id,
 )
 from medkg.review.decisions import in_force
 from medkg.store.base import GraphStore
@@ -104,6 +105,13 @@ def resolve_entity(store: GraphStore, target: str, before: EntitySnapshot | None
     return found[0] if len(found) == 1 else None
 
 
+def curated_id(content_key: str) -> str:
+    """A curator's version is a statement of its own, never one the extractor
+    made with the same content: an edit that lands on an existing statement
+    changes only its target (the existing one keeps its own review state)."""
+    return stable_id("tri", CURATOR, content_key)
+
+
 def curated_version(original: Triple, edit: StatementEdit, before: StatementSnapshot | None,
                     known: set[str]) -> Triple | None:
     """The curator's version of ``original`` (None when an end it names is gone).
@@ -113,7 +121,8 @@ def curated_version(original: Triple, edit: StatementEdit, before: StatementSnap
     if head not in known or tail not in known:
         return None
     return Triple(
-        id=Triple.key_for(original.layer, head, edit.predicate, tail, edit.qualifiers),
+        id=curated_id(Triple.key_for(original.layer, head, edit.predicate, tail,
+                                     edit.qualifiers)),
         layer=original.layer, head=head, predicate=edit.predicate, tail=tail,
         evidence=original.evidence, qualifiers=edit.qualifiers, confidence=1.0,
         level=original.level, review=ReviewState.ACCEPTED, method=CURATOR,

@@ -15,7 +15,9 @@ from medkg.model import (
     Layer,
     LinkKind,
     Predicate,
+    ReviewAction,
     ReviewState,
+    StatementEdit,
     Triple,
 )
 from medkg.review.queue import Reason, statement_reasons
@@ -76,6 +78,9 @@ class StatementView(BaseModel):
     priority: float
     history: list[Decision]
     revised_as: list[str] = []  # curators' versions that replace it
+    # statements that state the same (an extracted one and a curator's version of
+    # another statement): each keeps its own review state
+    same_content: list[str] = []
 
     def render(self) -> str:
         t = self.triple
@@ -91,6 +96,8 @@ class StatementView(BaseModel):
             lines.append(f"  a curator's version of {t.revision_of}")
         if self.revised_as:
             lines.append(f"  replaced by {', '.join(self.revised_as)}")
+        if self.same_content:
+            lines.append(f"  states the same as {', '.join(self.same_content)}")
         for end, card in (("head", self.head), ("tail", self.tail)):
             lines.append(f"  {end}: {card.name} ({card.type}) [{card.id}]")
             lines += [f"    {c.id} {c.name}: {c.definition or '(no definition)'}"
@@ -211,10 +218,21 @@ def statement_view(store: GraphStore, triple_id: str) -> StatementView:
     others = [t for t in neighbours if t.id != triple.id and {t.head, t.tail} == pair]
     reasons = statement_reasons([triple, *others], briefs)[triple.id]
     revised = sorted(store.revisions_of(triple.id))
+    key = _content_key(triple.layer, triple)
+    same = sorted(t.id for t in others if _content_key(t.layer, t) == key)
+    # An edit of another statement that states this one is part of its history too.
+    landed = [d for t in others for d in store.decisions(t.id)
+              if d.action is ReviewAction.EDIT and isinstance(d.after, StatementEdit)
+              and _content_key(triple.layer, d.after) == key]
+    history = sorted([*store.decisions(triple.id), *landed], key=lambda d: (d.at, d.id))
     return StatementView(triple=triple, head=card(store, head), tail=card(store, tail),
                          evidence=_evidence(store, triple, head, tail), reasons=reasons,
                          priority=round(sum(r.weight for r in reasons), 3),
-                         history=store.decisions(triple.id), revised_as=revised)
+                         history=history, revised_as=revised, same_content=same)
+
+
+def _content_key(layer: Layer, t: Triple | StatementEdit) -> str:
+    return Triple.key_for(layer, t.head, t.predicate, t.tail, t.qualifiers)
 
 
 def entity_view(store: GraphStore, entity_id: str) -> EntityView:

@@ -230,6 +230,9 @@ async function openStatement(id) {
       el("a", { href: "#/statement/" + t.revision_of, text: t.revision_of })));
     for (const r of view.revised_as) detail.append(el("p", { class: "muted" }, "replaced by ",
       el("a", { href: "#/statement/" + r, text: r })));
+    for (const r of view.same_content) detail.append(el("p", { class: "muted same-content" },
+      "states the same as ", el("a", { href: "#/statement/" + r, text: r }),
+      ", which keeps its own review state"));
     const ends = el("div", { class: "ends" });
     for (const [role, card] of [["head", view.head], ["tail", view.tail]]) {
       ends.append(el("div", { class: "end " + role }, el("h3", {}, role + ": ", entityLink(card), " ",
@@ -280,6 +283,20 @@ async function openMerge(item) {
 
 // -- decisions ----------------------------------------------------------------
 
+// An edit whose new version states what another statement states already: the
+// curator is told, since that statement keeps its own review state.
+async function landing(target) {
+  const view = await api("GET", "/api/statements/" + encodeURIComponent(target));
+  for (const r of view.revised_as) {
+    const version = await api("GET", "/api/statements/" + encodeURIComponent(r));
+    if (version.same_content.length) {
+      return " · the new version states what " + version.same_content.join(", ") +
+        " states already; that statement keeps its own review state";
+    }
+  }
+  return "";
+}
+
 async function decide(body, label) {
   // The decided item leaves the list at once and the next one opens; the whole
   // queue (its priorities change as decisions are made) is read again every
@@ -301,7 +318,8 @@ async function decide(body, label) {
       drawQueue();
       await openCurrent();
     }
-    say(label + " · " + decision.id + " · " + Math.round(performance.now() - started) + " ms");
+    say(label + " · " + decision.id + " · " + Math.round(performance.now() - started) + " ms" +
+      (body.action === "edit" ? await landing(body.target) : ""));
     document.body.dataset.decisions = String(state.mine.length);
   } catch (err) { say(String(err.message), true); }
 }
@@ -334,8 +352,9 @@ function edit() {
   const c = state.current;
   if (!c || c.kind !== "statement") return;
   const t = c.view.triple;
-  $("e-head").value = t.head;
-  $("e-tail").value = t.tail;
+  // Names, not ids: the server takes a name (or an id) and says when one is ambiguous.
+  $("e-head").value = c.view.head.name;
+  $("e-tail").value = c.view.tail.name;
   $("e-predicate").value = t.predicate;
   $("e-negated").checked = t.qualifiers.negated;
   $("e-uncertain").checked = t.qualifiers.uncertain;
