@@ -248,8 +248,36 @@ def build_pipeline(
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index, lexicon)
-    nlp.add_pipe("medspacy_context")
+    context = nlp.add_pipe("medspacy_context")
+    context.add(context_rules())
     return nlp
+
+
+# Bump when the rules below change: extraction stamps carry it, so a build redoes
+# the documents whose qualifiers it may change.
+CONTEXT_RULES_VERSION = "1"
+_AUXILIARY = ["can", "could", "did", "does", "do"]
+
+
+def context_rules() -> list[Any]:
+    """ConText rules medspaCy's English set lacks, in its conventions: "cannot
+    rule out X" and "X cannot be excluded" are pseudo-negations, a possibility
+    (POSSIBLE_EXISTENCE, longer than the "not" inside them, which they override:
+    it was tagged negated and uncertain at once); "possibly X" and its kin hedge
+    what follows (it was not tagged uncertain)."""
+    from medspacy.context import ConTextRule
+
+    return [
+        ConTextRule("cannot rule out", "POSSIBLE_EXISTENCE", direction="FORWARD", pattern=[
+            {"LOWER": {"IN": _AUXILIARY}}, {"LOWER": {"IN": ["not", "n't"]}},
+            {"LOWER": {"IN": ["rule", "exclude"]}}, {"LOWER": "out", "OP": "?"}]),
+        ConTextRule("cannot be ruled out", "POSSIBLE_EXISTENCE", direction="BACKWARD", pattern=[
+            {"LOWER": {"IN": _AUXILIARY}}, {"LOWER": {"IN": ["not", "n't"]}}, {"LOWER": "be"},
+            {"LOWER": {"IN": ["ruled", "excluded"]}}, {"LOWER": "out", "OP": "?"}]),
+        ConTextRule("possibly", "POSSIBLE_EXISTENCE", direction="FORWARD", pattern=[
+            {"LOWER": {"IN": ["possibly", "perhaps", "presumably", "presumed", "suspected",
+                              "questionable"]}}]),
+    ]
 
 
 def qualifiers_of(span: Span) -> Qualifiers:

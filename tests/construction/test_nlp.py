@@ -1,3 +1,5 @@
+import pytest
+
 from medkg.construction.extraction import assemble, extract
 from medkg.model import Chunk, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex, is_acronym
@@ -31,6 +33,24 @@ def test_context_qualifiers(nlp: object) -> None:
     assert flags["pneumonia"][1]
     assert flags["asthma"][2]
     assert flags["stroke"][3]
+
+
+@pytest.mark.parametrize(("text", "term", "negated", "uncertain"), [
+    ("Chest X-ray shows possibly pneumonia.", "pneumonia", False, True),
+    ("Perhaps pneumonia.", "pneumonia", False, True),
+    ("We cannot rule out stroke.", "stroke", False, True),  # was negated and uncertain
+    ("Stroke cannot be ruled out.", "Stroke", False, True),
+    ("Could not exclude bleeding.", "bleeding", False, True),
+    ("Stroke has been ruled out.", "Stroke", True, False),
+    ("No bleeding.", "bleeding", True, False),
+])
+def test_context_pseudo_negation_and_hedges(nlp: object, text: str, term: str, negated: bool,
+                                            uncertain: bool) -> None:
+    """medspaCy/ConText conventions: "cannot rule out X" is a possibility, not a
+    negation (a pseudo-negation longer than its "not"); "possibly X" hedges X."""
+    doc = nlp(text)  # type: ignore[operator]
+    [span] = [e for e in doc.ents if e.text == term]
+    assert (span._.is_negated, span._.is_uncertain) == (negated, uncertain)
 
 
 def test_extract_and_assemble_give_document_offsets(nlp: object, seed_concepts: list) -> None:
