@@ -145,6 +145,34 @@ class Qualifiers(BaseModel):
     experiencer: str = "patient"
     population: str | None = None
 
+    @classmethod
+    def of_context(cls, ext: object) -> Qualifiers:
+        """From medspaCy ConText's span attributes (``span._``)."""
+        return cls(negated=bool(getattr(ext, "is_negated", False)),
+                   uncertain=bool(getattr(ext, "is_uncertain", False)),
+                   hypothetical=bool(getattr(ext, "is_hypothetical", False)),
+                   historical=bool(getattr(ext, "is_historical", False)),
+                   experiencer="family" if getattr(ext, "is_family", False) else "patient")
+
+    def flags(self) -> list[str]:
+        """What a reader must know before taking the mention as a fact about the
+        patient, in the reader's words."""
+        out = []
+        if self.experiencer == "family":
+            out.append("family history")
+        elif self.experiencer != "patient":
+            out.append(f"about {self.experiencer}")
+        # ConText reads "family history of X" as historical too: that says nothing more
+        historical = self.historical and self.experiencer == "patient"
+        out += [word for on, word in ((self.negated, "negated"), (self.uncertain, "hedged"),
+                                      (self.hypothetical, "hypothetical"),
+                                      (historical, "historical")) if on]
+        return out
+
+    def about_someone_else_or_absent(self) -> bool:
+        """Not an affirmed finding in the patient: set apart in answers about patients."""
+        return self.experiencer != "patient" or self.negated or self.hypothetical
+
 
 class Mention(BaseModel):
     """Where an entity is mentioned: document offsets and the exact surface text."""

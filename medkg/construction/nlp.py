@@ -248,7 +248,7 @@ def build_pipeline(
     matcher = nlp.add_pipe("medkg_vocab_matcher", config={"min_term_chars": min_term_chars})
     assert isinstance(matcher, VocabularyMatcher)
     matcher.add_concepts(index, lexicon)
-    context = nlp.add_pipe("medspacy_context")
+    context: Any = nlp.add_pipe("medspacy_context")
     context.add(context_rules())
     return nlp
 
@@ -282,11 +282,4 @@ def context_rules() -> list[Any]:
 
 def qualifiers_of(span: Span) -> Qualifiers:
     """The ConText attributes of an entity span as medkg qualifiers."""
-    ext: Any = span._
-    return Qualifiers(
-        negated=bool(ext.is_negated),
-        uncertain=bool(ext.is_uncertain),
-        hypothetical=bool(ext.is_hypothetical),
-        historical=bool(ext.is_historical),
-        experiencer="family" if ext.is_family else "patient",
-    )
+    return Qualifiers.of_context(span._)

@@ -25,6 +25,10 @@ class Citation(BaseModel):
     start: int
     end: int
     quote: str
+    # How the quote qualifies what it names of the question ("stroke: family
+    # history", "pneumonia: hedged"): a reader must see it before taking the quote
+    # as a fact about the patient.
+    flags: list[str] = Field(default_factory=list)
 
 
 class AnswerSentence(BaseModel):
@@ -86,6 +90,11 @@ class Answer(BaseModel):
     conditions: list[Condition] = Field(default_factory=list)  # when the answer holds
     sentences: list[AnswerSentence] = Field(default_factory=list)  # the extractive answer's
     trace: Trace = Field(default_factory=Trace)  # what was searched and used
+    # False when the workspace cannot answer: what the question names is in no
+    # document. The text then says so, and nothing is cited as if it answered.
+    answerable: bool = True
+    # what the question names that no document mentions (all of it: not answerable)
+    not_found: list[str] = Field(default_factory=list)
 
     @field_serializer("trace")
     def _trace_json(self, trace: Trace) -> dict[str, Any]:
@@ -96,13 +105,15 @@ class Answer(BaseModel):
         both the user's documents and the literature), the facts (each user fact with
         the literature fact it refers to and what defines it), definitions, sources."""
         lines = [f"Q: {self.question}", ""]
+        flagged = {c.n: f" ({'; '.join(c.flags)})" for c in self.citations if c.flags}
         layers = {s.layer for s in self.sentences}
         if len(layers) > 1 and not self.mode.endswith("+llm"):
             for layer in (Layer.USER, Layer.LITERATURE):
                 mine = [s for s in self.sentences if s.layer is layer]
                 if mine:
                     lines += [_LAYER_HEADING[layer],
-                              *(f"  {s.text} [{s.citation}]" for s in mine)]
+                              *(f"  {s.text} [{s.citation}]{flagged.get(s.citation, '')}"
+                                for s in mine)]
         else:
             lines.append(self.text or "(no answer found in this workspace)")
         if self.conditions:
@@ -134,7 +145,7 @@ class Answer(BaseModel):
             for c in self.citations:
                 lines.append(
                     f"  [{c.n}] {c.title} — {c.layer.value} document {c.document_id}, "
-                    f"chars {c.start}-{c.end}: \"{c.quote}\""
+                    f"chars {c.start}-{c.end}: \"{c.quote}\"{flagged.get(c.n, '')}"
                 )
         return "\n".join(lines)
 

@@ -83,3 +83,14 @@ def check_question(question: str, limit: int) -> str:
             f"the question is {len(question):,} characters; at most {limit:,} are taken",
             hint="shorten it, or raise retrieval.max_question_chars")
     return question
+
+
+_ABOUT_PATIENTS = re.compile(
+    r"\b(?:my|our|the|which|what|any|whose)\s+(?:\w+\s+)?patients?\b|\bpatients?\s+(?:had|has|have|with|"
+    r"who)\b|\bwho\s+(?:had|has|have)\b", re.IGNORECASE)
+
+
+def about_patients(question: str) -> bool:
+    """Whether a question asks about patients ("which of my patients had a
+    stroke?"): a family history or a negated mention is then no answer."""
+    return bool(_ABOUT_PATIENTS.search(question))

@@ -138,5 +138,17 @@ class LexicalIndex:
             (match, k + len(self._hidden))).fetchall()
         return [(cid, -float(rank)) for cid, rank in rows if cid not in self._hidden][:k]
 
+    def contains(self, text: str) -> bool:
+        """Whether some chunk holds every token of ``text`` (a term's words, in
+        any order): the check that a question's entity is in the workspace at all."""
+        terms = list(dict.fromkeys(tokens(text)))
+        if not terms:
+            return True  # nothing to look for
+        match = " AND ".join(f'"{t}"' for t in terms)
+        rows = self._db.execute(
+            "SELECT r.id FROM chunk_terms JOIN chunk_rows AS r ON r.n = chunk_terms.rowid "
+            "WHERE chunk_terms MATCH ? LIMIT ?", (match, 1 + len(self._hidden))).fetchall()
+        return any(cid not in self._hidden for (cid,) in rows)
+
     def close(self) -> None:
         self._db.close()

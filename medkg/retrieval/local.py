@@ -27,7 +27,7 @@ from medkg.config import RetrievalConfig, RetrievalMode
 from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Triple
+from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex
 from medkg.retrieval.answer import (
     Answer,
@@ -40,7 +40,12 @@ from medkg.retrieval.answer import (
 )
 from medkg.retrieval.conditions import conditions
 from medkg.retrieval.fusion import rrf
-from medkg.retrieval.intent import check_question, class_word, question_predicates
+from medkg.retrieval.intent import (
+    about_patients,
+    check_question,
+    class_word,
+    question_predicates,
+)
 from medkg.retrieval.lexical import LexicalIndex
 from medkg.retrieval.trace import Trace, TraversalStep
 from medkg.retrieval.traverse import (
@@ -174,6 +179,8 @@ class LocalRetriever:
         self._embedder = embedder
         self._idx = indexes
         self._nlp = nlp
+        # each chunk's mentions with their qualifiers, as its citations need them
+        self._contexts: dict[str, list[tuple[int, int, str, str, Qualifiers]]] = {}
         self._config = config
         self._chunks: dict[str, Chunk] = {}
         self._entity_cache: dict[str, EntityBrief] = {}
@@ -253,6 +260,15 @@ class LocalRetriever:
         draw = [c for c, _ in ranking[: self._config.top_chunks]]
         items = self._candidates(ctx, draw)
         chosen, scores = self._rank(items, qvec, ctx)
+        asked = set(prepared.concepts)
+        if about_patients(question):
+            # Affirmed findings in the patient first; a family history, a negated or
+            # a hypothetical mention of what is asked about comes after, flagged.
+            apart = [any(q.about_someone_else_or_absent()
+                         for _, q in self._qualified(s.chunk, s.start, s.end, asked))
+                     for s in chosen]
+            chosen = [s for s, a in zip(chosen, apart, strict=True) if not a] + \
+                [s for s, a in zip(chosen, apart, strict=True) if a]
         citations: dict[tuple[str, int, int], Citation] = {}
         sentences = []
         for s in chosen:
@@ -260,14 +276,20 @@ class LocalRetriever:
             sentences.append(AnswerSentence(text=s.text, citation=cited.n, layer=cited.layer))
         facts = self._facts(ctx, citations)
         stated = self._conditions(ctx, facts, citations)
+        for c in citations.values():
+            c.flags = [f"{name}: {flag}" for name, q in self._qualified(
+                self._chunk(c.chunk_id), c.start, c.end, asked) for flag in q.flags()]
+        flagged = {c.n: f" ({'; '.join(c.flags)})" for c in citations.values() if c.flags}
         used = _chunk_ranking(items, scores, chosen)
         ranked = [c for c, _ in ranking]
         if mode == "local":  # its own candidates first, then the rest by similarity
             ranked = list(dict.fromkeys([*used, *ranked]))[: self._config.candidates]
-        return Answer(
+        named, missing = self._not_found(question)
+        answer = Answer(
             question=question,
             mode=mode,
-            text=" ".join(f"{x.text} [{x.citation}]" for x in sentences),
+            text=" ".join(f"{x.text} [{x.citation}]{flagged.get(x.citation, '')}"
+                          for x in sentences),
             citations=sorted(citations.values(), key=lambda c: c.n),
             facts=facts,
             definitions=self._definitions(prepared.concepts, facts),
@@ -284,6 +306,7 @@ class LocalRetriever:
                 **self._traversal_trace(prepared),
             ),
         )
+        return abstain(answer, named, missing)
 
     def parse(self, question: str) -> Doc:
         """The question through the pipeline, once (U-Retrieval needs it twice)."""
@@ -495,6 +518,35 @@ class LocalRetriever:
         return conditions(used, pool, ctx.question_entities, name, cite,
                           self._config.max_citations, ctx.intents)
 
+    def _not_found(self, question: str) -> tuple[list[str], list[str]]:
+        """The entities a question names, and those of them no document mentions
+        (neither an entity of their concept nor a chunk holding their words).
+        Organisms ("patients", "mice") say who, not what: they are not looked for."""
+        named = list(dict.fromkeys(
+            " ".join(e.text.split()) for e in self.parse(question).ents
+            if not class_word(e.text) and e.label_ != "LIVB"))
+        kb = {" ".join(e.text.split()): e.kb_id_ for e in self.parse(question).ents}
+        lexical = self._lexical()
+        missing = [n for n in named if not lexical.contains(n) and not (
+            kb.get(n) and self._store.entities_of_concepts([kb[n]]))]
+        return named, missing
+
+    def _qualified(self, chunk: Chunk, start: int, end: int, asked: set[str]
+                   ) -> list[tuple[str, Qualifiers]]:
+        """The mentions in ``[start, end)`` of a chunk with their ConText
+        qualifiers, read in the chunk's context (a "Family history:" line above
+        counts): those of the question's concepts, else every mention there."""
+        if chunk.id not in self._contexts:
+            if len(self._contexts) >= 256:
+                self._contexts.pop(next(iter(self._contexts)))
+            doc = self._nlp(chunk.text)
+            self._contexts[chunk.id] = [
+                (chunk.start + e.start_char, chunk.start + e.end_char, e.text, e.kb_id_,
+                 Qualifiers.of_context(e._)) for e in doc.ents]
+        inside = [m for m in self._contexts[chunk.id] if start <= m[0] and m[1] <= end]
+        named = [m for m in inside if m[3] in asked] or inside
+        return [(text, q) for _, _, text, _, q in named]
+
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
@@ -655,6 +707,25 @@ class LocalRetriever:
                 out.append(Definition(term=concept.name, concept_id=concept.id,
                                       definition=concept.definition, source=concept.source))
         return out
+
+
+def abstain(answer: Answer, named: list[str], missing: list[str]) -> Answer:
+    """An answer that says first what the workspace does not hold: when nothing
+    the question names is in any document it answers nothing (the trace keeps
+    what was searched); when part is missing it says which before the rest."""
+    if not missing:
+        return answer
+    said = f"No document in this workspace mentions {_listed(missing)}."
+    if len(missing) == len(named):
+        return answer.model_copy(update={
+            "text": said, "sentences": [], "citations": [], "facts": [], "conditions": [],
+            "answerable": False, "not_found": missing})
+    return answer.model_copy(update={"text": f"{said} {answer.text}".strip(),
+                                     "not_found": missing})
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def _chunk_ranking(items: list[_Candidate], scores: list[float], chosen: list[_Sentence]

@@ -510,8 +510,13 @@ async function ask(ev) {
     const a = await api("POST", "/api/ask", { question: $("ask-input").value });
     clear(pane);
     const body = el("div", { class: "answer-text" });
+    // A quote's qualifiers (family history, negated, hedged, ...) beside it, always.
+    const flagsOf = {};
+    for (const c of a.citations) flagsOf[c.n] = c.flags || [];
+    const flagged = (n) => flagsOf[n] && flagsOf[n].length ?
+      [" ", el("span", { class: "flags", text: "(" + flagsOf[n].join("; ") + ")" })] : [];
     if (a.sentences && a.sentences.length) {
-      for (const s of a.sentences) body.append(el("p", { class: "sentence layer-" + s.layer }, s.text + " ", el("sup", { text: "[" + s.citation + "]" })));
+      for (const s of a.sentences) body.append(el("p", { class: "sentence layer-" + s.layer }, s.text + " ", el("sup", { text: "[" + s.citation + "]" }), ...flagged(s.citation)));
     } else body.append(el("p", { text: a.text }));
     pane.append(body);
     if (a.conditions && a.conditions.length) {
@@ -527,7 +532,7 @@ async function ask(ev) {
     const cites = el("ol", { class: "citations" });
     for (const c of a.citations) {
       cites.append(el("li", { value: String(c.n) }, el("a", { href: "#/doc/" + encodeURIComponent(c.document_id) + "/" + c.start + "-" + c.end, text: c.title || c.document_id }),
-        " (" + c.layer + "): ", el("q", { text: c.quote })));
+        " (" + c.layer + "): ", el("q", { text: c.quote }), ...flagged(c.n)));
     }
     pane.append(cites);
     if (a.facts.length) {
