@@ -100,6 +100,15 @@ PATTERNS: tuple[Pattern, ...] = (
 
 _LIST_JOIN = re.compile(r"^\s*(?:,|,?\s*(?:and|or)|,\s*(?:and|or))\s*$", re.IGNORECASE)
 MAX_GAP_CHARS = 80
+# "X is a Y <noun>": Y only modifies the noun after it, and X is not a Y
+# ("warfarin is a vitamin K antagonist" does not say warfarin is vitamin K).
+_MODIFIED_NOUN = re.compile(
+    r"\s*-?\s*(?:antagonists?|agonists?|inhibitors?|blockers?|analog(?:ue)?s?|derivatives?|"
+    r"precursors?|metabolites?|receptors?|deficienc(?:y|ies)|antibod(?:y|ies)|levels?|"
+    r"tests?|vaccines?|modulators?|activators?|binders?|reductases?|kinases?|pathways?|"
+    r"genes?|proteins?|mutations?|variants?|carriers?|resistan(?:t|ce)|associated|related|"
+    r"induced|dependent|positive|negative|free|like|based|containing|sparing)\b",
+    re.IGNORECASE)
 
 
 def _fits(groups: frozenset[str], group: str) -> bool:
@@ -129,8 +138,9 @@ def match_pairs(text: str, mentions: list[tuple[int, int, str]]) -> list[PairMat
         for pattern in PATTERNS:
             if not (_fits(pattern.first, a[2]) and _fits(pattern.second, b[2])):
                 continue
-            if pattern.predicate is Predicate.IS_A and (a[2] != b[2] or a[2] in UNTYPED):
-                continue  # "X is a Y" types only within one known group
+            if pattern.predicate is Predicate.IS_A and (a[2] != b[2] or a[2] in UNTYPED
+                                                        or _MODIFIED_NOUN.match(text[b[1]:])):
+                continue  # "X is a Y" types only within one group, Y not a modifier
             if not pattern.trigger.match(gap):
                 continue
             # The relation carries over a list that follows the second mention.

@@ -74,3 +74,20 @@ def test_is_a_needs_one_known_group() -> None:
     assert run("Hypertension is a risk.", ("Hypertension", "DISO"), ("risk", "CONC")) == []
     assert run("Asthma is a lung disease.", ("Asthma", "DISO"), ("lung disease", "DISO")) == [
         ("Asthma", Predicate.IS_A, "lung disease")]
+
+
+@pytest.mark.parametrize(("sentence", "head", "tail"), [
+    ("Warfarin is a vitamin K antagonist.", "Warfarin", "vitamin K"),
+    ("Apixaban is a factor Xa inhibitor.", "Apixaban", "factor Xa"),
+    ("Lisinopril is an ACE-inhibitor.", "Lisinopril", "ACE"),
+    ("Tamoxifen is an estrogen receptor modulator.", "Tamoxifen", "estrogen"),
+])
+def test_is_a_needs_the_tail_to_end_its_noun_phrase(sentence: str, head: str, tail: str
+                                                    ) -> None:
+    """'X is a Y antagonist' does not say X is a Y: Y modifies the noun after it."""
+    assert run(sentence, (head, "CHEM"), (tail, "CHEM")) == []
+
+
+def test_is_a_still_holds_for_a_whole_noun_phrase() -> None:
+    assert run("Atorvastatin is a statin.", ("Atorvastatin", "CHEM"), ("statin", "CHEM")) == [
+        ("Atorvastatin", Predicate.IS_A, "statin")]
