@@ -253,9 +253,10 @@ def build_pipeline(
     return nlp
 
 
-# Bump when the rules below change: extraction stamps carry it, so a build redoes
-# the documents whose qualifiers it may change.
-CONTEXT_RULES_VERSION = "1"
+# Bump when the builtin engine's rules change (the ConText rules below, the
+# relation patterns of construction/relations.py): extraction stamps carry it, so
+# a build redoes the documents the change may alter.
+BUILTIN_RULES_VERSION = "1"
 _AUXILIARY = ["can", "could", "did", "does", "do"]
 
 

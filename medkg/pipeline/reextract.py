@@ -88,9 +88,9 @@ def settings_identity(settings: Settings) -> str:
                   ModelRef(cfg.relation_model, "extraction.relation_model")
                   .path(BUNDLED_RELATIONS)]
         parts.append([_identity(p) for p in models if p is not None])
-        from medkg.construction.nlp import CONTEXT_RULES_VERSION
+        from medkg.construction.nlp import BUILTIN_RULES_VERSION
 
-        parts.append(["context-rules", CONTEXT_RULES_VERSION])
+        parts.append(["builtin-rules", BUILTIN_RULES_VERSION])
     else:
         from medkg.llm.prompts import load_prompt
 
