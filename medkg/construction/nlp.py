@@ -25,7 +25,7 @@ from medkg.construction.lexicon import Lexicon
 from medkg.construction.variants import VARIANT_GROUP
 from medkg.model import Concept, Qualifiers
 from medkg.modelref import ModelRef
-from medkg.ontology.index import ConceptIndex
+from medkg.ontology.index import ConceptIndex, is_acronym
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
@@ -82,7 +82,13 @@ class Normaliser:
                 return concept.id, True
         # An approximate name must also be of the entity's own group: "granulosa cell
         # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
+        # An abbreviation is its exact letters: "eGFR" (a lab measure) is not the
+        # gene EGFR, nor "INR" an "Inr", though case-folded n-grams match perfectly.
+        abbreviation = is_acronym(text.strip())
         for candidate in self.index.search(text, NORMALISE_K):
+            if abbreviation and candidate.term.strip().lower() == text.strip().lower() \
+                    and candidate.term.strip() != text.strip():
+                continue
             if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
                 return candidate.concept.id, False
         return "", False
@@ -254,9 +260,9 @@ def build_pipeline(
 
 
 # Bump when the builtin engine's rules change (the ConText rules below, the
-# relation patterns of construction/relations.py): extraction stamps carry it, so
+# normaliser's, the relation patterns of construction/relations.py): extraction stamps carry it, so
 # a build redoes the documents the change may alter.
-BUILTIN_RULES_VERSION = "1"
+BUILTIN_RULES_VERSION = "2"
 _AUXILIARY = ["can", "could", "did", "does", "do"]
 
 

@@ -112,3 +112,18 @@ def test_gene_symbols_come_only_from_the_model() -> None:
     assert found["cisplatin"][0] == "CHEM" and found["breast cancer"][0] == "DISO"
     if "BRCA1" in found:  # the gene model's recall is about 0.66; when found, normalised
         assert found["BRCA1"] == ("GENE", "NCBIGene:672")
+
+
+def test_an_abbreviation_is_never_normalised_by_case_folding() -> None:
+    """'eGFR' (a lab measure) is not the gene EGFR; 'EGFR' still is."""
+    from medkg.construction.nlp import Normaliser
+    from medkg.model import Concept
+
+    index = ConceptIndex([
+        Concept(id="HGNC:3236", name="EGFR", synonyms=["epidermal growth factor receptor"],
+                semantic_group="GENE", source="t"),
+        Concept(id="HGNC:6121", name="INSR", semantic_group="GENE", source="t")])
+    normaliser = Normaliser(index)
+    assert normaliser.normalise("EGFR", "GENE") == ("HGNC:3236", True)
+    assert normaliser.normalise("eGFR", "GENE") == ("", False)
+    assert normaliser.normalise("epidermal growth factor receptors", "GENE")[0] == "HGNC:3236"
