@@ -25,7 +25,7 @@ from medkg.construction.lexicon import Lexicon
 from medkg.construction.variants import VARIANT_GROUP
 from medkg.model import Concept, Qualifiers
 from medkg.modelref import ModelRef
-from medkg.ontology.index import ConceptIndex, is_acronym
+from medkg.ontology.index import ConceptIndex, is_acronym, normalize_term
 from medkg.text import sentence_spans
 
 UNKNOWN_GROUP = "CONC"
@@ -61,9 +61,14 @@ class Normaliser:
         self._cache: dict[tuple[str, str], tuple[str, bool]] = {}
 
     def learned(self, text: str) -> Concept | None:
-        """The concept the lexicon names for ``text``, if the vocabulary has it."""
+        """The concept the lexicon names for ``text``, if the vocabulary has it and
+        ``text`` does not name the class it belongs to ("statins" -> Simvastatin
+        was learned from documents about one statin)."""
         concept_id = self.lexicon.get(text) if self.lexicon is not None else None
-        return self.index.resolve(concept_id) if concept_id else None
+        concept = self.index.resolve(concept_id) if concept_id else None
+        if concept is not None and names_its_class(text, concept):
+            return None
+        return concept
 
     def normalise(self, text: str, group: str) -> tuple[str, bool]:
         key = (text, group)
@@ -82,16 +87,29 @@ class Normaliser:
                 return concept.id, True
         # An approximate name must also be of the entity's own group: "granulosa cell
         # tumour" is not the anatomy concept "Granulosa Cells", however close the words.
-        # An abbreviation is its exact letters: "eGFR" (a lab measure) is not the
-        # gene EGFR, nor "INR" an "Inr", though case-folded n-grams match perfectly.
-        abbreviation = is_acronym(text.strip())
+        # An abbreviation is its exact letters, found above or not at all: "eGFR" (a
+        # lab measure) is not the gene EGFR, nor "NSAID" the brand Ansaid
+        # (flurbiprofen), however well their character n-grams match.
+        if is_acronym(text.strip()):
+            return "", False
         for candidate in self.index.search(text, NORMALISE_K):
-            if abbreviation and candidate.term.strip().lower() == text.strip().lower() \
-                    and candidate.term.strip() != text.strip():
-                continue
-            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group:
+            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group \
+                    and not names_its_class(text, candidate.concept):
                 return candidate.concept.id, False
         return "", False
+
+
+def names_its_class(text: str, concept: Concept) -> bool:
+    """Whether ``text`` names a class the concept is one member of: the shared
+    stem of a drug family ("statin" in simvastatin, "pril", "sartan", "mab"),
+    singular or plural, is the end of the concept's name, not a name of it."""
+    stem = normalize_term(text).removesuffix("s")
+    if len(stem) < 3 or " " in stem:
+        return False
+    names = [normalize_term(n) for n in concept.terms()]
+    if any(n == stem or n == f"{stem}s" for n in names):
+        return False  # the concept is the class itself ("Statins")
+    return any(n.endswith(stem) and len(n) > len(stem) for n in names if " " not in n)
 
 
 class VocabularyMatcher:
@@ -262,7 +280,7 @@ def build_pipeline(
 # Bump when the builtin engine's rules change (the ConText rules below, the
 # normaliser's, the relation patterns of construction/relations.py): extraction stamps carry it, so
 # a build redoes the documents the change may alter.
-BUILTIN_RULES_VERSION = "2"
+BUILTIN_RULES_VERSION = "3"
 _AUXILIARY = ["can", "could", "did", "does", "do"]
 
 

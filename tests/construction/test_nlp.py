@@ -127,3 +127,25 @@ def test_an_abbreviation_is_never_normalised_by_case_folding() -> None:
     assert normaliser.normalise("EGFR", "GENE") == ("HGNC:3236", True)
     assert normaliser.normalise("eGFR", "GENE") == ("", False)
     assert normaliser.normalise("epidermal growth factor receptors", "GENE")[0] == "HGNC:3236"
+
+
+def test_a_class_noun_is_never_normalised_to_one_member() -> None:
+    """'statins' is not simvastatin (a lexicon learned it from documents about one
+    statin); 'NSAID' is not the brand Ansaid; the class concept itself still is."""
+    from medkg.construction.lexicon import Lexicon
+    from medkg.construction.nlp import Normaliser, names_its_class
+    from medkg.model import Concept
+
+    simva = Concept(id="MESH:D019821", name="Simvastatin", semantic_group="CHEM", source="t")
+    flurbi = Concept(id="MESH:D005480", name="Flurbiprofen", synonyms=["Ansaid"],
+                     semantic_group="CHEM", source="t")
+    statins = Concept(id="MESH:D019161", name="Statins", semantic_group="CHEM", source="t")
+    lexicon = Lexicon({"statin": simva.id})
+    normaliser = Normaliser(ConceptIndex([simva, flurbi]), lexicon)
+    assert normaliser.normalise("statins", "CHEM") == ("", False)
+    assert normaliser.normalise("NSAID", "CHEM") == ("", False)
+    assert normaliser.normalise("simvastatin", "CHEM") == (simva.id, True)
+    with_class = Normaliser(ConceptIndex([simva, statins]), lexicon)
+    assert with_class.normalise("statins", "CHEM")[0] == statins.id
+    assert names_its_class("statins", simva) and not names_its_class("statins", statins)
+    assert not names_its_class("simvastatin", simva)
