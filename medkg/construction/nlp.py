@@ -93,7 +93,8 @@ class Normaliser:
         if is_acronym(text.strip()):
             return "", False
         for candidate in self.index.search(text, NORMALISE_K):
-            if candidate.score >= NORMALISE_MIN_SCORE and candidate.concept.semantic_group == group \
+            fits = candidate.concept.semantic_group == group
+            if candidate.score >= NORMALISE_MIN_SCORE and fits \
                     and not names_its_class(text, candidate.concept):
                 return candidate.concept.id, False
         return "", False
