@@ -54,16 +54,41 @@ def split_pieces(text: str) -> list[tuple[int, int]]:
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Non-empty sentence spans within ``text[start:end]``, whitespace trimmed."""
+    """Non-empty sentence spans within ``text[start:end]``, whitespace trimmed; a
+    text's title line is a sentence of its own (see :func:`title_end`)."""
     end = len(text) if end is None else end
     out: list[tuple[int, int]] = []
+    title = title_end(text) if start == 0 else None
     for s, e in split_pieces(text[start:end]):
-        piece = text[start + s : start + e]
-        lead = len(piece) - len(piece.lstrip())
-        trail = len(piece) - len(piece.rstrip())
-        if e - s - lead - trail > 0:
-            out.append((start + s + lead, start + e - trail))
+        pieces = [(s, title), (title, e)] if title is not None and s < title < e else [(s, e)]
+        for s, e in pieces:
+            piece = text[start + s : start + e]
+            lead = len(piece) - len(piece.lstrip())
+            trail = len(piece) - len(piece.rstrip())
+            if e - s - lead - trail > 0:
+                out.append((start + s + lead, start + e - trail))
     return out
+
+
+_TITLE_LINE = re.compile(r"[ \t]*([^\n]{1,150}?)[ \t]*\n[ \t]*(?=[A-Z0-9])")
+_OPEN_END = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or",
+                       "the", "to", "with", "without", "vs", "versus"})
+
+
+def title_end(text: str) -> int | None:
+    """Where a text's title line ends, when it starts with one: a first line of at
+    most twelve words, without a sentence's closing punctuation or a word that
+    leaves it open ("... patients with"), followed by a line that starts a new
+    sentence. "Warfarin pharmacology\nWarfarin is ..." quotes from "Warfarin is"."""
+    match = _TITLE_LINE.match(text)
+    if match is None:
+        return None
+    line = match.group(1)
+    words = line.split()
+    if re.search(r"[.?!]\s", line) or not words or len(words) > 12 or line.endswith((".", "?", "!", ":", ";", ",")) \
+            or words[-1].lower() in _OPEN_END:
+        return None
+    return match.end(1)
 
 
 # -- text entering medkg ------------------------------------------------------

@@ -20,7 +20,7 @@ def test_sentence_spans_are_trimmed_substrings() -> None:
     spans = sentence_spans(TEXT)
     texts = [TEXT[s:e] for s, e in spans]
     assert texts == [
-        "# Heading\nFirst sentence.", "Second one?", "Third!", "Paragraph two line one",
+        "# Heading", "First sentence.", "Second one?", "Third!", "Paragraph two line one",
         "- item one", "- item two", "Plan: start metformin.", "Done.",
     ]
 
@@ -66,3 +66,24 @@ def test_lists_and_section_headers_break_lines() -> None:
 def test_new_breaks_still_match_re_split() -> None:
     text = "Given e.g. i.v. doses. Then Fig. 3 shows it. Done."
     assert [text[s:e] for s, e in split_pieces(text)] == re.split(SENTENCE_BREAK, text)
+
+
+def test_a_title_line_is_its_own_sentence() -> None:
+    """A quote begins where its sentence begins, never with the title glued on."""
+    from medkg.text import sentence_spans
+
+    def split(text: str) -> list[str]:
+        return [text[s:e] for s, e in sentence_spans(text)]
+
+    assert split("Warfarin pharmacology and interactions\nWarfarin is a vitamin K "
+                 "antagonist. It interacts with many drugs.") == [
+        "Warfarin pharmacology and interactions", "Warfarin is a vitamin K antagonist.",
+        "It interacts with many drugs."]
+    # not a title: a line left open, a sentence, or too long
+    assert len(split("Metformin is given to patients with\nChronic kidney disease.")) == 1
+    assert len(split("Metformin treats diabetes, and\nLisinopril lowers pressure.")) == 1
+    long_line = " ".join(["word"] * 13)
+    assert len(split(f"{long_line}\nNext sentence here.")) == 1
+    # only at the start of the text
+    assert split("First sentence. A line\nContinues here.") == [
+        "First sentence.", "A line\nContinues here."]
