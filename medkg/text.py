@@ -85,8 +85,8 @@ def title_end(text: str) -> int | None:
         return None
     line = match.group(1)
     words = line.split()
-    if re.search(r"[.?!]\s", line) or not words or len(words) > 12 or line.endswith((".", "?", "!", ":", ";", ",")) \
-            or words[-1].lower() in _OPEN_END:
+    closed = re.search(r"[.?!]\s", line) or line.endswith((".", "?", "!", ":", ";", ","))
+    if closed or not words or len(words) > 12 or words[-1].lower() in _OPEN_END:
         return None
     return match.end(1)
 
