@@ -114,18 +114,21 @@ def test_gene_symbols_come_only_from_the_model() -> None:
         assert found["BRCA1"] == ("GENE", "NCBIGene:672")
 
 
-def test_an_abbreviation_is_never_normalised_by_case_folding() -> None:
-    """'eGFR' (a lab measure) is not the gene EGFR; 'EGFR' still is."""
+def test_a_lab_measure_is_never_normalised_to_a_gene() -> None:
+    """'eGFR' (a lab measure) is not the gene EGFR; 'EGFR' still is, and 'mTOR'
+    still finds MTOR (case-folded gene symbols are right more often than not)."""
     from medkg.construction.nlp import Normaliser
     from medkg.model import Concept
 
     index = ConceptIndex([
         Concept(id="HGNC:3236", name="EGFR", synonyms=["epidermal growth factor receptor"],
                 semantic_group="GENE", source="t"),
-        Concept(id="HGNC:6121", name="INSR", semantic_group="GENE", source="t")])
+        Concept(id="HGNC:6121", name="INSR", semantic_group="GENE", source="t"),
+        Concept(id="HGNC:3942", name="MTOR", semantic_group="GENE", source="t")])
     normaliser = Normaliser(index)
     assert normaliser.normalise("EGFR", "GENE") == ("HGNC:3236", True)
     assert normaliser.normalise("eGFR", "GENE") == ("", False)
+    assert normaliser.normalise("mTOR", "GENE")[0] == "HGNC:3942"
     assert normaliser.normalise("epidermal growth factor receptors", "GENE")[0] == "HGNC:3236"
 
 
