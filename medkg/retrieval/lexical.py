@@ -58,6 +58,11 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+def _stem(token: str) -> str:
+    """A prefix that the word's inflections share (FTS5 prefix query)."""
+    return token[: max(5, len(token) - 3)] if len(token) >= 8 else token
+
+
 class LexicalIndex:
     """Chunk ids and their tokens in an FTS5 table, searched with BM25.
 
@@ -139,12 +144,13 @@ class LexicalIndex:
         return [(cid, -float(rank)) for cid, rank in rows if cid not in self._hidden][:k]
 
     def contains(self, text: str) -> bool:
-        """Whether some chunk holds every token of ``text`` (a term's words, in
-        any order): the check that a question's entity is in the workspace at all."""
+        """Whether some chunk holds every word of ``text``, in any order and any
+        inflection (a long word by its stem, "atherosclero*" for atherosclerotic;
+        "PPI" for PPIs): the check that a question's entity is in the workspace."""
         terms = list(dict.fromkeys(tokens(text)))
         if not terms:
             return True  # nothing to look for
-        match = " AND ".join(f'"{t}"' for t in terms)
+        match = " AND ".join(f'"{_stem(t)}" *' for t in terms)
         rows = self._db.execute(
             "SELECT r.id FROM chunk_terms JOIN chunk_rows AS r ON r.n = chunk_terms.rowid "
             "WHERE chunk_terms MATCH ? LIMIT ?", (match, 1 + len(self._hidden))).fetchall()

@@ -522,10 +522,10 @@ class LocalRetriever:
         """The entities a question names, and those of them no document mentions
         (neither an entity of their concept nor a chunk holding their words).
         Organisms ("patients", "mice") say who, not what: they are not looked for."""
-        named = list(dict.fromkeys(
-            " ".join(e.text.split()) for e in self.parse(question).ents
-            if not class_word(e.text) and e.label_ != "LIVB"))
-        kb = {" ".join(e.text.split()): e.kb_id_ for e in self.parse(question).ents}
+        ents = [e for e in self.parse(question).ents
+                if not class_word(e.text) and e.label_ != "LIVB"]
+        kb = {_span_name(e.text): e.kb_id_ for e in ents}
+        named = list(dict.fromkeys(n for n in kb if n))
         lexical = self._lexical()
         missing = [n for n in named if not lexical.contains(n) and not (
             kb.get(n) and self._store.entities_of_concepts([kb[n]]))]
@@ -707,6 +707,18 @@ class LocalRetriever:
                 out.append(Definition(term=concept.name, concept_id=concept.id,
                                       definition=concept.definition, source=concept.source))
         return out
+
+
+# A question's own verbs that a tagger may take into an entity ("Describe genomiser").
+_QUESTION_VERBS = frozenset({"describe", "list", "name", "explain", "give", "what", "which",
+                             "how", "is", "are", "does", "do", "can", "define"})
+
+
+def _span_name(text: str) -> str:
+    words = text.split()
+    while words and words[0].lower() in _QUESTION_VERBS:
+        words = words[1:]
+    return " ".join(words)
 
 
 def abstain(answer: Answer, named: list[str], missing: list[str]) -> Answer:

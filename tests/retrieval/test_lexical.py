@@ -45,3 +45,15 @@ def test_rrf_fuses_by_rank_and_respects_weights() -> None:
     fused = rrf({"a": ["x", "y", "z"], "b": ["y", "z"]}, {"a": 1.0, "b": 1.0}, k=60)
     assert [c for c, _ in fused] == ["y", "z", "x"]
     assert [c for c, _ in rrf({"a": ["x"], "b": ["y"]}, {"a": 1.0, "b": 0.0})] == ["x"]
+
+
+def test_contains_finds_a_term_in_any_inflection_and_nothing_else(tmp_path: Path) -> None:
+    """The check behind "No document in this workspace mentions X"."""
+    index = LexicalIndex(tmp_path / "lexical.sqlite")
+    index.upsert([("c1", "Atherosclerotic plaques were treated with PPIs and statins."),
+                  ("c2", "Atopic eczema in children.")])
+    assert index.contains("atherosclerosis") and index.contains("PPI")
+    assert index.contains("statin") and index.contains("atopic eczema")
+    assert not index.contains("dupilumab") and not index.contains("atopic dermatitis")
+    index.restrict({"c2"})
+    assert not index.contains("atherosclerosis")
