@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from medkg.errors import MedKGError
 from medkg.export.biolink import BiolinkMap, biolink_map
 from medkg.model import Predicate, Qualifiers
-from medkg.text import parse_json
+from medkg.text import clean_text, parse_json
 
 MAX_ERRORS_SHOWN = 20
 T = TypeVar("T")
@@ -105,10 +105,17 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
                     except ValueError as exc:
                         yield n, f"not JSON: {exc}"
                         continue
-                    yield n, row if isinstance(row, dict) else "not a JSON object"
+                    if not isinstance(row, dict):
+                        yield n, "not a JSON object"
+                        continue
+                    try:
+                        yield n, _clean(row)
+                    except RecursionError:
+                        yield n, "not JSON: nested too deeply"
             else:
                 reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
                 header = next(reader, None)
+                header = [clean_text(h) for h in header] if header else header
                 if not header:
                     yield 1, "empty file: no header row"
                     return
@@ -119,12 +126,23 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
                         yield reader.line_num, (f"{len(row)} columns where the header has "
                                                 f"{len(header)}")
                         continue
-                    yield reader.line_num, {k: _tsv_cell(k, v) for k, v in zip(header, row,
-                                                                                 strict=True)}
+                    yield reader.line_num, {k: _tsv_cell(k, clean_text(v))
+                                            for k, v in zip(header, row, strict=True)}
     except UnicodeDecodeError as exc:
         yield 0, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
     except OSError as exc:
         yield 0, f"cannot read: {exc.strerror or exc}"
+
+
+def _clean(value: Any) -> Any:
+    """A parsed row with every string normalised as text entering medkg is."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
 
 
 _LISTS = frozenset({"category", "synonym", "xref", "publications", "supporting_text",

@@ -46,8 +46,8 @@ def test_what_a_rebuild_redoes(tmp_path: Path) -> None:
         ws.build()
         assert documents_to_extract(ws.store) == []
         done = ws.parts.state.recorded()
-        assert set(done) == {"store.backend", "store.iri_scheme", "vocabulary", "link",
-                             "summarise"}
+        assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme",
+                             "vocabulary", "link", "summarise"}
         ws.build()
         assert ws.parts.state.recorded() == done  # nothing changed: same fingerprints
         ws.load_vocabulary(SEED_OBO)

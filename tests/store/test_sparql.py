@@ -33,6 +33,7 @@ from medkg.model import (
 from medkg.store.base import GraphStore
 from medkg.store.registry import open_store
 from medkg.store.sparql import Endpoint, SPARQLProtocolStore, sparql_term
+from medkg.text import clean_text
 from tests.conftest import store_config
 
 HOSTILE = [
@@ -104,7 +105,8 @@ def test_any_text_round_trips_through_the_server(sparql: GraphStore, text: str) 
                           media_type="text/plain", text=text)
     sparql.add_document(doc, [Chunk.create(doc, 0, 0, len(text))])
     back = sparql.document(doc.id)
-    assert (back.title, back.source, back.text) == (text, text, text)
+    carried = clean_text(text)  # what no format can carry is replaced at entry
+    assert (back.title, back.source, back.text) == (carried, carried, carried)
     sparql.delete_document(doc.id)
     assert not sparql.has_document(doc.id)
 
