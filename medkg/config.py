@@ -252,6 +252,23 @@ class RetrievalConfig(Section):
                                     "(a question is not a document: ingest it instead)")
 
 
+class FactsConfig(Section):
+    """``[facts]``: which statements an answer presents as facts. A statement's
+    confidence is its measured probability of being right (calibrated on the
+    training splits: ``training/train_relations.py``); below ``min_precision``
+    it stays in the graph as proposed, for curators and exports, and answers show
+    it only when asked (``--show-proposed``), marked unreviewed. A curator's
+    accept always makes a fact; a reject never."""
+
+    min_precision: float = Field(
+        0.8, ge=0, le=1, description="the confidence a statement needs to be presented as "
+        "a fact (0.8 keeps the facts shown about 8 in 10 right on the dev splits; "
+        "benchmarks/bench_calibration.py)")
+    show_proposed: bool = Field(
+        False, description="answers also list the statements below min_precision, marked "
+        "'unreviewed, low confidence' (medkg ask --show-proposed)")
+
+
 class StoreConfig(Section):
     """Where the graph lives: ``oxigraph`` (embedded, in the workspace), ``memory``
     (this process only), ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso) or ``neo4j``
@@ -310,6 +327,7 @@ class Settings(BaseSettings):
     llm: LLMConfig = LLMConfig()
     linking: LinkingConfig = LinkingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    facts: FactsConfig = FactsConfig()
     store: StoreConfig = StoreConfig()
 
     @classmethod

@@ -298,9 +298,10 @@ class Workspace:
         return asking.retriever(self.parts)
 
     def ask(self, question: str, mode: str | None = None,
-            retriever: LocalRetriever | None = None) -> Answer:
+            retriever: LocalRetriever | None = None, show_proposed: bool | None = None
+            ) -> Answer:
         """Answer with numbered citations and definitions (see :mod:`medkg.pipeline.ask`)."""
-        return asking.ask(self.parts, question, mode, retriever)
+        return asking.ask(self.parts, question, mode, retriever, show_proposed)
 
     def import_graph(self, paths: Sequence[Path], layer: Layer,
                      progress: Progress = no_progress) -> ImportReport:

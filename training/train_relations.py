@@ -15,13 +15,26 @@ ones with the best pair F1 over out-of-fold predictions (five folds by
 document; gold pairs without a candidate count as misses); the head is then
 fitted on every document; a head below ``--min-f1`` is left out. Fixed seed;
 the development splits are never read.
+
+Confidence is calibrated on the same out-of-fold predictions: per head, a
+logistic map of the log-odds (Platt scaling), so that a relation the model
+asserts with confidence 0.8 is right about eight times in ten on data it was not
+fitted on. The patterns (``construction/relations.py``) learn nothing, so their
+confidence is their measured precision on the training splits, judged by
+``medkg.evaluation.judging`` (written to ``patterns.json`` beside the model); a
+pattern judged fewer than ``MIN_JUDGED`` times keeps its prior and is listed as
+uncalibrated.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import pickle
 import random
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +75,11 @@ def main() -> None:
     parser.add_argument("--train", type=Path, action="append", required=True)
     parser.add_argument("--out", type=Path,
                         default=REPO / "medkg" / "models" / "relations" / "relations.json")
+    parser.add_argument("--patterns-out", type=Path,
+                        default=REPO / "medkg" / "models" / "relations" / "patterns.json")
+    parser.add_argument("--cache", type=Path,
+                        help="a pickle of the training extractions (read when present, "
+                        "else written): reruns skip the pipeline")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--min-f1", type=float, default=0.2,
                         help="a head whose out-of-fold pair F1 is lower is left out: it "
@@ -92,14 +110,20 @@ def main() -> None:
         types = frozenset(r.type for p in pubs for r in p.relations)
         docs += [(types, p) for p in pubs]
     random.Random(args.seed).shuffle(docs)
-    extractions = []
-    for n, (_, pub) in enumerate(docs):
-        document = Document.create(layer=Layer.LITERATURE, title=pub.title, source=pub.pmid,
-                                   media_type="text/plain", text=pub.text)
-        [ex] = list(extract([Chunk.create(document, 0, 0, len(pub.text))], nlp))
-        extractions.append(ex)
-        if n % 100 == 0:
-            print(f"  extracted {n}/{len(docs)}", file=sys.stderr)
+    if args.cache and args.cache.exists():
+        extractions = pickle.loads(args.cache.read_bytes())
+    else:
+        extractions = []
+        for n, (_, pub) in enumerate(docs):
+            document = Document.create(layer=Layer.LITERATURE, title=pub.title,
+                                       source=pub.pmid, media_type="text/plain", text=pub.text)
+            [ex] = list(extract([Chunk.create(document, 0, 0, len(pub.text))], nlp))
+            extractions.append(ex)
+            if n % 100 == 0:
+                print(f"  extracted {n}/{len(docs)}", file=sys.stderr)
+        if args.cache:
+            args.cache.write_bytes(pickle.dumps(extractions))
+    write_pattern_calibration(args.patterns_out, docs, extractions, index)
 
     heads = []
     for spec in HEADS:
@@ -124,6 +148,7 @@ def main() -> None:
             print(f"{spec.name}: {sum(labels)} positive pairs, too few; head left out")
             continue
         best = (-1.0, 0.5, 1.0)  # (F1, threshold, C)
+        oof: dict[float, list[float]] = {}
         for c in (0.03, 0.1, 0.3):
             probs = [0.0] * len(rows)
             for k in range(5):
@@ -135,6 +160,7 @@ def main() -> None:
                 held_p = clf.predict_proba(vec.transform([rows[i][1] for i in held]))[:, 1]
                 for i, p in zip(held, held_p, strict=True):
                     probs[i] = float(p)
+            oof[c] = probs
             for t in [i / 100 for i in range(6, 91, 2)]:
                 tp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and y)
                 fp = sum(1 for p, y in zip(probs, labels, strict=True) if p >= t and not y)
@@ -152,15 +178,71 @@ def main() -> None:
         weights = {name: round(float(w), 5)
                    for name, w in zip(vec.get_feature_names_out(), clf.coef_[0], strict=True)
                    if abs(w) >= 1e-4}
+        scale, shift = platt(oof[c], labels, args.seed)
         about = (f"{len(rows)} candidate pairs ({sum(labels)} positive) of {gold_total} gold "
-                 f"pairs; C {c}; out-of-fold pair F1 {f1:.3f}")
-        print(f"{spec.name}: {about} at threshold {threshold:.2f}")
+                 f"pairs; C {c}; out-of-fold pair F1 {f1:.3f}; calibration fitted on the "
+                 "out-of-fold probabilities")
+        print(f"{spec.name}: {about} at threshold {threshold:.2f}; "
+              f"calibration {scale:.3f} * logit + {shift:.3f}")
         heads.append(Head(spec.name, Predicate(spec.predicate), spec.groups, weights,
-                          round(float(clf.intercept_[0]), 5), threshold, about))
+                          round(float(clf.intercept_[0]), 5), threshold, about,
+                          (scale, shift)))
     names = ", ".join(p.name for p in args.train)
     RelationModel(heads, about=f"logistic regression heads trained on {names} "
                   f"({len(docs)} abstracts, seed {args.seed})").save(args.out)
     print(f"model written to {args.out}")
+
+
+def platt(probs: list[float], labels: list[bool], seed: int) -> tuple[float, float]:
+    """(a, b) of p' = sigmoid(a * logit(p) + b), fitted on out-of-fold probabilities."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = [[math.log(max(p, 1e-6) / max(1 - p, 1e-6))] for p in probs]
+    fit = LogisticRegression(C=1e6, max_iter=1000, random_state=seed).fit(x, labels)
+    return round(float(fit.coef_[0][0]), 5), round(float(fit.intercept_[0]), 5)
+
+
+def write_pattern_calibration(path: Path, docs: list, extractions: list, index: object
+                              ) -> None:
+    """Each pattern's measured precision on the training splits (see the module text)."""
+    from medkg.construction.relations import MIN_JUDGED, PATTERNS
+    from medkg.evaluation.extraction import _gold_ids
+    from medkg.evaluation.judging import gold_types, is_right, judgeable
+
+    judged: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for (types, pub), ex in zip(docs, extractions, strict=True):
+        pairs = gold_types((r.type, r.first, r.second) for r in pub.relations)
+        for rel in ex.relations:
+            if not rel.pattern.startswith("pattern:") or rel.head.qualifiers.negated:
+                continue
+            if not judgeable(rel.predicate, (rel.head.group, rel.tail.group), types):
+                continue
+            head, tail = index.get(rel.head.concept_id), index.get(rel.tail.concept_id)
+            found: set[str] = set()
+            if head is not None and tail is not None:
+                for a in _gold_ids(head):
+                    for b in _gold_ids(tail):
+                        found |= pairs.get(frozenset((a, b)), set())
+            name = rel.pattern.removeprefix("pattern:")
+            judged[name] += 1
+            right[name] += is_right(rel.predicate, found)
+    out = {}
+    for p in PATTERNS:
+        n, k = judged[p.name], right[p.name]
+        entry: dict[str, object] = {"predicate": p.predicate.value, "judged": n, "right": k,
+                                    "prior": p.confidence}
+        if n >= MIN_JUDGED:
+            entry["confidence"] = round((k + 1) / (n + 2), 3)  # Beta(1, 1) smoothed
+        out[p.name] = entry
+        print(f"pattern {p.name}: {k}/{n} right"
+              + (f" -> {entry['confidence']}" if "confidence" in entry
+                 else f" (uncalibrated, prior {p.confidence})"))
+    path.write_text(json.dumps({
+        "about": "measured precision of each pattern on the training splits "
+                 "(training/train_relations.py); patterns without 'confidence' were judged "
+                 f"fewer than {MIN_JUDGED} times and keep their prior",
+        "patterns": out}, indent=1, sort_keys=True), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -226,12 +226,16 @@ def ask(
     explain: Annotated[bool, typer.Option(
         "--explain", help="also print the trace: path through the tag tree, refinement "
         "steps, the traversal's hops and paths, entities and triples used")] = False,
+    show_proposed: Annotated[bool, typer.Option(
+        "--show-proposed", help="also list the statements below facts.min_precision, "
+        "marked 'unreviewed, low confidence' (they are never presented as facts)")] = False,
 ) -> None:
     """Answer a question with numbered citations and definitions (during a build,
-    from what the build has committed so far)."""
+    from what the build has committed so far). Only statements a curator accepted or
+    whose calibrated confidence reaches facts.min_precision are stated as facts."""
     with open_to_read(workspace) as ws:
         _run(lambda: apply_llm_option(ws.settings, llm))
-        answer = _run(lambda: ws.ask(question, mode=mode))
+        answer = _run(lambda: ws.ask(question, mode=mode, show_proposed=show_proposed or None))
     if as_json:
         sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
         return

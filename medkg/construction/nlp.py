@@ -287,7 +287,7 @@ def build_pipeline(
 # Bump when the builtin engine's rules change (the ConText rules below, the
 # normaliser's, the relation patterns of construction/relations.py): extraction stamps carry it, so
 # a build redoes the documents the change may alter.
-BUILTIN_RULES_VERSION = "4"
+BUILTIN_RULES_VERSION = "5"  # 5: calibrated confidences, the therapy/harm check
 _AUXILIARY = ["can", "could", "did", "does", "do"]
 
 

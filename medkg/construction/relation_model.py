@@ -10,7 +10,9 @@ sentence, prominence, pattern hits, hierarchy — with a logistic regression
 trained by ``training/train_relations.py``. A pair gets the relation of the
 head that clears its threshold by the widest margin, so a chemical and a
 disease are related as an adverse effect *or* as a treatment, never both; the
-closest co-occurring sentence is the evidence.
+closest co-occurring sentence is the evidence. The confidence a relation carries
+is the head's *calibrated* probability (see ``Head.calibrated``): the thresholds
+are set for F1, far below a probability a reader would call a fact.
 
 Heads of the bundled model (``medkg/models/relations/relations.json``):
 
@@ -192,26 +194,51 @@ class Head:
     bias: float
     threshold: float
     about: str = ""
+    # (a, b): the calibrated confidence is sigmoid(a * logit(p) + b), fitted on
+    # out-of-fold predictions of the training splits; None: not calibrated
+    calibration: tuple[float, float] | None = None
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return _sigmoid(z)
+
+    def calibrated(self, p: float) -> float:
+        """The measured probability that a pair scored ``p`` is right."""
+        if self.calibration is None:
+            return p
+        a, b = self.calibration
+        p = min(max(p, 1e-6), 1 - 1e-6)
+        return _sigmoid(a * math.log(p / (1 - p)) + b)
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "predicate": self.predicate.value,
-                "groups": list(self.groups), "bias": self.bias, "threshold": self.threshold,
-                "about": self.about, "weights": self.weights}
+        out: dict[str, object] = {
+            "name": self.name, "predicate": self.predicate.value, "groups": list(self.groups),
+            "bias": self.bias, "threshold": self.threshold, "about": self.about,
+            "weights": self.weights}
+        if self.calibration is not None:
+            out["calibration"] = list(self.calibration)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Head:
         groups = data["groups"]
         if not isinstance(groups, list) or len(groups) != 2:
             raise ValueError("a head needs two groups")
+        calibration = data.get("calibration")
+        if calibration is not None and (not isinstance(calibration, list)
+                                        or len(calibration) != 2):
+            raise ValueError("a head's calibration is [scale, shift]")
         return cls(str(data["name"]), Predicate(str(data["predicate"])),
                    (str(groups[0]), str(groups[1])),
                    {str(k): float(v) for k, v in dict(data["weights"]).items()},  # type: ignore[call-overload]
                    float(data["bias"]), float(data["threshold"]),  # type: ignore[arg-type]
-                   str(data.get("about", "")))
+                   str(data.get("about", "")),
+                   None if calibration is None
+                   else (float(calibration[0]), float(calibration[1])))
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
 def resolve_relation_model(setting: str, ancestors: Ancestors | None = None
@@ -262,20 +289,63 @@ class RelationModel:
 
     def relations(self, ex: ChunkExtraction) -> list[RelationHit]:
         """The relations this model finds in a chunk: per concept pair, the head
-        that clears its threshold by the widest margin."""
-        best: dict[frozenset[str], tuple[float, Head, Pair, float]] = {}
+        that clears its threshold by the widest margin — unless it is a therapy the
+        pair's sentences contradict (:func:`says_harm`), then the next one."""
+        cleared: dict[frozenset[str], list[tuple[float, Head, Pair, float]]] = {}
         for head, pair, p in self.scores(ex):
-            if p < head.threshold:
-                continue
-            key = frozenset((pair.head, pair.tail))
-            margin = p - head.threshold
-            if key not in best or margin > best[key][0]:
-                best[key] = (margin, head, pair, p)
+            if p >= head.threshold:
+                key = frozenset((pair.head, pair.tail))
+                cleared.setdefault(key, []).append((p - head.threshold, head, pair, p))
         out = []
-        for _, head, pair, p in best.values():
-            a, b = _closest(ex.mentions, pair, head.groups)
-            out.append(RelationHit(a, head.predicate, b, round(p, 3), f"classifier:{head.name}"))
+        for options in cleared.values():
+            for _, head, pair, p in sorted(options, key=lambda o: -o[0]):
+                if head.predicate in THERAPY and says_harm(ex, pair, head.groups):
+                    continue
+                a, b = _closest(ex.mentions, pair, head.groups)
+                out.append(RelationHit(a, head.predicate, b, round(head.calibrated(p), 3),
+                                       f"classifier:{head.name}"))
+                break
         return out
+
+
+THERAPY = frozenset({Predicate.TREATS, Predicate.PREVENTS})
+# A sentence that says the chemical brought the disorder on ("cisplatin-induced
+# nephrotoxicity", "exacerbated asthma") does not state a treatment of it.
+_HARM_CUE = re.compile(r"\b(?:induc\w*|caus\w*|exacerbat\w*|precipitat\w*|worsen\w*|"
+                       r"aggravat\w*|provok\w*|triggere?d?|toxicit\w*|adverse)\b",
+                       re.IGNORECASE)
+_THERAPY_CUE = re.compile(r"\b(?:treat\w*|therap\w*|effective\w*|efficac\w*|improv\w*|"
+                          r"reliev\w*|alleviat\w*|amelior\w*|prevent\w*|protect\w*|"
+                          r"attenuat\w*|revers\w*|manag\w*|control\w*|benefi\w*|"
+                          r"indicated|remission|respon\w*)\b", re.IGNORECASE)
+
+
+_BY = re.compile(r"\s*(?:was|were|is|are)?\s*(?:induced|caused|provoked|triggered) by\b",
+                 re.IGNORECASE)
+NEAR = 60  # characters between "X-induced" and the disorder it names
+
+
+def says_harm(ex: ChunkExtraction, pair: Pair, groups: tuple[str, str]) -> bool:
+    """Whether the sentences naming both concepts of ``pair`` say the chemical brings
+    the disorder on: "X-induced Y" or "Y induced by X" (whatever else the sentence
+    says: "protection against doxorubicin-induced cardiotoxicity"), or they speak of
+    harm (induced, caused, exacerbated...) and none of them of a treatment."""
+    a = [m for m in ex.mentions if m.concept_id == pair.head and m.group == groups[0]]
+    b = [m for m in ex.mentions if m.concept_id == pair.tail and m.group == groups[1]]
+    shared = {m.sentence for m in a} & {m.sentence for m in b}
+    if not shared:
+        return False
+    text, base = ex.chunk.text, ex.chunk.start
+    for x in a:
+        for y in b:
+            if x.sentence != y.sentence:
+                continue
+            if (x.end <= y.start <= x.end + NEAR and _INDUCED.match(text, x.end - base)) or (
+                    y.end <= x.start <= y.end + NEAR and _BY.match(text, y.end - base)):
+                return True
+    texts = [text[s - base : e - base] for s, e in shared]
+    return (any(_HARM_CUE.search(t) for t in texts)
+            and not any(_THERAPY_CUE.search(t) for t in texts))
 
 
 def _closest(mentions: list[MentionHit], pair: Pair, groups: tuple[str, str]

@@ -7,8 +7,11 @@ predicate. Lists continue a relation ("used to treat A, B and C").
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from medkg.model import Predicate
 
@@ -29,7 +32,7 @@ class Pattern:
     first: frozenset[str]  # groups allowed for the mention that comes first
     second: frozenset[str]
     reverse: bool = False  # True: the second mention is the head
-    confidence: float = 0.7
+    confidence: float = 0.7  # the prior, used until the pattern is calibrated
 
 
 def _p(
@@ -112,6 +115,27 @@ _MODIFIED_NOUN = re.compile(
     re.IGNORECASE)
 
 
+CALIBRATION = Path(__file__).resolve().parents[1] / "models" / "relations" / "patterns.json"
+MIN_JUDGED = 10  # a pattern judged fewer times on the training splits keeps its prior
+
+
+@cache
+def calibrated_confidence() -> dict[str, float]:
+    """Pattern name -> its precision measured on the training splits
+    (``training/train_relations.py``); patterns not measured are absent."""
+    try:
+        data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {name: float(entry["confidence"]) for name, entry in data["patterns"].items()
+            if "confidence" in entry}
+
+
+def confidence_of(pattern: Pattern) -> float:
+    """What a relation this pattern states is worth: measured, else the prior."""
+    return calibrated_confidence().get(pattern.name, pattern.confidence)
+
+
 def _fits(groups: frozenset[str], group: str) -> bool:
     return groups is ANY or group in groups
 
@@ -155,6 +179,6 @@ def match_pairs(text: str, mentions: list[tuple[int, int, str]]) -> list[PairMat
             for t in tails:
                 head, tail = (t, i) if pattern.reverse else (i, t)
                 matches.append(PairMatch(head, tail, pattern.predicate, pattern.name,
-                                         pattern.confidence))
+                                         confidence_of(pattern)))
             break
     return matches

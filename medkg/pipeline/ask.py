@@ -25,7 +25,7 @@ def retriever(parts: Components) -> LocalRetriever:
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
                 lexical=parts.lexical),
         parts.pipeline(), parts.settings.retrieval, traversal_guide(parts),
-        parts.concept_index(),
+        parts.concept_index(), parts.settings.facts,
     )
 
 
@@ -38,10 +38,12 @@ def check_mode(mode: str) -> RetrievalMode:
 
 
 def ask(parts: Components, question: str, mode: str | None = None,
-        using: LocalRetriever | None = None) -> Answer:
+        using: LocalRetriever | None = None, show_proposed: bool | None = None) -> Answer:
     """Answer with numbered citations and definitions, by ``mode`` (default: the
     ``retrieval.mode`` setting; U-Retrieval falls back to local search in a
-    workspace whose tag tree has not been built)."""
+    workspace whose tag tree has not been built). The statements below
+    ``facts.min_precision`` are listed (as proposed, never as facts) only with
+    ``show_proposed`` (default: the ``facts.show_proposed`` setting)."""
     from medkg.retrieval.intent import check_question
 
     # Checked (and normalised: medkg.text.clean_text) before the retriever loads
@@ -69,6 +71,8 @@ def ask(parts: Components, question: str, mode: str | None = None,
         note = answer.trace.note
         answer.trace.note = f"auto chose {choice.reason}" + (f"; {note}" if note else "")
         answer.trace.keywords = choice.keywords.as_dict()
+    if not (parts.settings.facts.show_proposed if show_proposed is None else show_proposed):
+        answer.proposed = []
     return answerer(parts).answer(answer)
 
 

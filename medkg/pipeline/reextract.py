@@ -72,6 +72,7 @@ def settings_identity(settings: Settings) -> str:
     from medkg.construction.lexicon import BUNDLED_LEXICON
     from medkg.construction.nlp import resolve_ner_models
     from medkg.construction.relation_model import BUNDLED_RELATIONS
+    from medkg.construction.relations import CALIBRATION
     from medkg.modelref import ModelRef
 
     cfg = settings.extraction
@@ -86,7 +87,8 @@ def settings_identity(settings: Settings) -> str:
         models = [*resolve_ner_models(cfg.ner_model),
                   ModelRef(cfg.lexicon, "extraction.lexicon").path(BUNDLED_LEXICON),
                   ModelRef(cfg.relation_model, "extraction.relation_model")
-                  .path(BUNDLED_RELATIONS)]
+                  .path(BUNDLED_RELATIONS),
+                  CALIBRATION if CALIBRATION.exists() else None]  # the patterns' confidence
         parts.append([_identity(p) for p in models if p is not None])
         from medkg.construction.nlp import BUILTIN_RULES_VERSION
 

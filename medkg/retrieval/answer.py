@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_serializer
 
-from medkg.model import Layer, Predicate, Qualifiers
+from medkg.model import Layer, Predicate, Qualifiers, ReviewState, Triple
 from medkg.retrieval.trace import Trace
 
 
@@ -57,6 +57,15 @@ class Fact(BaseModel):
     defined_by: list[str] = Field(default_factory=list)
 
 
+def presents_as_fact(triple: Triple, min_precision: float) -> bool:
+    """Whether an answer states ``triple`` as a fact: a curator accepted it, or its
+    (calibrated) confidence reaches ``min_precision`` and no curator rejected or
+    replaced it. The rest stay proposed: in the graph, not in answers as facts."""
+    if triple.review is ReviewState.ACCEPTED:
+        return True
+    return triple.in_force and triple.confidence >= min_precision
+
+
 ConditionKind = Literal["negated", "uncertain", "hypothetical", "population",
                         "contraindication", "adverse effect", "conflicting evidence"]
 
@@ -71,6 +80,9 @@ class Condition(BaseModel):
     text: str
     triple_ids: list[str]
     citations: list[int]
+    # drawn only from statements below facts.min_precision that no curator accepted:
+    # shown, since a caution costs less than a miss, but not as a fact
+    unreviewed: bool = False
 
 
 class Definition(BaseModel):
@@ -95,6 +107,9 @@ class Answer(BaseModel):
     answerable: bool = True
     # what the question names that no document mentions (all of it: not answerable)
     not_found: list[str] = Field(default_factory=list)
+    # statements below facts.min_precision that the evidence used also proposes,
+    # listed only when asked for (--show-proposed): unreviewed, low confidence
+    proposed: list[Fact] = Field(default_factory=list)
 
     @field_serializer("trace")
     def _trace_json(self, trace: Trace) -> dict[str, Any]:
@@ -120,7 +135,8 @@ class Answer(BaseModel):
             lines += ["", "Conditions (when this holds):"]
             for cond in self.conditions:
                 refs = "".join(f"[{n}]" for n in cond.citations)
-                lines.append(f"  - {cond.kind}: {cond.text} {refs}")
+                doubt = " (unreviewed, low confidence)" if cond.unreviewed else ""
+                lines.append(f"  - {cond.kind}{doubt}: {cond.text} {refs}")
         by_id = {f.triple_id: f for f in self.facts}
         defined = {d.concept_id: d for d in self.definitions}
         for layer in (Layer.USER, Layer.LITERATURE):
@@ -136,6 +152,9 @@ class Answer(BaseModel):
                 terms = [defined[c].term for c in f.defined_by if c in defined]
                 if layer is Layer.USER and terms:
                     lines.append(f"      defined: {', '.join(terms)}")
+        if self.proposed:
+            lines += ["", "Unreviewed, low confidence (not facts; shown on request):"]
+            lines += [f"  - {_fact_line(f)}" for f in self.proposed]
         if self.definitions:
             lines += ["", "Definitions:"]
             for d in self.definitions:

@@ -23,7 +23,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from medkg.config import RetrievalConfig, RetrievalMode
+from medkg.config import FactsConfig, RetrievalConfig, RetrievalMode
 from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
@@ -37,6 +37,7 @@ from medkg.retrieval.answer import (
     Definition,
     Fact,
     is_heading,
+    presents_as_fact,
 )
 from medkg.retrieval.conditions import conditions
 from medkg.retrieval.fusion import rrf
@@ -147,6 +148,11 @@ class _Context:
                 self.second.add(t.id)
 
     def relevance(self, t: Triple) -> float:
+        return self.standing(t) + 0.1 * t.confidence
+
+    def standing(self, t: Triple) -> float:
+        """How relevant ``t`` is by what it says (its predicate, its ends, its
+        path, its polarity), before its confidence breaks ties."""
         if t.id in self.direct:
             base = 2.0
         elif t.id in self.second:
@@ -157,7 +163,7 @@ class _Context:
                 0.5 if t.predicate in self.intents else 0.0)
         if t.id in self.paths:  # on a traversal path: as relevant as its path
             base = max(base, 1.0 + self.paths[t.id])
-        return base + 0.1 * t.confidence - (0.5 if t.qualifiers.negated else 0.0)
+        return base - (0.5 if t.qualifiers.negated else 0.0)
 
 
 class LocalRetriever:
@@ -172,8 +178,10 @@ class LocalRetriever:
         config: RetrievalConfig,
         guide: Guide | None = None,
         concepts: ConceptIndex | None = None,
+        facts: FactsConfig | None = None,
     ) -> None:
         self._store = store
+        self._facts_config = facts or FactsConfig()
         self._guide = guide or BuiltinGuide(embedder)
         self._concepts = concepts  # the traverse mode's subword matches of question spans
         self._embedder = embedder
@@ -275,6 +283,7 @@ class LocalRetriever:
             cited = self._cite(citations, s.chunk, s.start, s.end)
             sentences.append(AnswerSentence(text=s.text, citation=cited.n, layer=cited.layer))
         facts = self._facts(ctx, citations)
+        proposed = self._facts(ctx, citations, proposed=True)
         stated = self._conditions(ctx, facts, citations)
         for c in citations.values():
             c.flags = [f"{name}: {flag}" for name, q in self._qualified(
@@ -295,6 +304,7 @@ class LocalRetriever:
             definitions=self._definitions(prepared.concepts, facts),
             conditions=stated,
             sentences=sentences,
+            proposed=proposed,
             trace=Trace(
                 question_concepts=prepared.concepts,
                 intents=sorted(p.value for p in ctx.intents),
@@ -514,9 +524,16 @@ class LocalRetriever:
             return [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
                     for ev in t.evidence[:2]]
 
-        pool = [t for t in ctx.triples if t.head in ctx.entities and t.tail in ctx.entities]
-        return conditions(used, pool, ctx.question_entities, name, cite,
-                          self._config.max_citations, ctx.intents)
+        # A caution is never hidden because its statement is below the facts' bar
+        # (a missed contraindication costs more than a doubtful one), but it says so.
+        pool = [t for t in ctx.triples if t.head in ctx.entities and t.tail in ctx.entities
+                and t.in_force]
+        stated = conditions(used, pool, ctx.question_entities, name, cite,
+                            self._config.max_citations, ctx.intents)
+        for cond in stated:
+            cond.unreviewed = not any(self._is_fact(by_id[t]) for t in cond.triple_ids
+                                      if t in by_id)
+        return stated
 
     def _not_found(self, question: str) -> tuple[list[str], list[str]]:
         """The entities a question names, and those of them no document mentions
@@ -589,8 +606,10 @@ class LocalRetriever:
         limit = self._config.max_citations
         # The user's own documents first among equally relevant facts: a clinician
         # asking about a drug wants what their notes say of it beside the literature.
+        # (what a triple says ranks it; its confidence only after the layer)
         wanted = sorted((t for t in ctx.triples if ctx.relevance(t) >= FACT_FIRST),
-                        key=lambda t: (-ctx.relevance(t), t.layer is not Layer.USER, t.id))
+                        key=lambda t: (-ctx.standing(t), t.layer is not Layer.USER,
+                                       -t.confidence, t.id))
         order: list[int] = []
         covered: set[str] = set()
         for t in wanted:
@@ -638,21 +657,31 @@ class LocalRetriever:
             )
         return citations[key]
 
-    def _fact_triples(self, ctx: _Context) -> list[Triple]:
-        """The triples an answer lists as facts, most relevant first."""
-        relevant = [t for t in ctx.triples if {t.head, t.tail} & ctx.focus] or ctx.triples
+    def _is_fact(self, t: Triple) -> bool:
+        return presents_as_fact(t, self._facts_config.min_precision)
+
+    def _fact_triples(self, ctx: _Context, proposed: bool = False) -> list[Triple]:
+        """The triples an answer lists as facts (``proposed``: the unreviewed ones
+        below ``facts.min_precision`` instead), most relevant first."""
+        pool = [t for t in ctx.triples if self._is_fact(t) != proposed
+                and (not proposed or t.in_force)]
+        relevant = [t for t in pool if {t.head, t.tail} & ctx.focus] or pool
         ranked = sorted(relevant, key=lambda t: (-ctx.relevance(t), t.id))
         return [t for t in ranked[: self._config.max_citations * 2]
                 if t.head in ctx.entities and t.tail in ctx.entities]
 
     def _facts(
-        self, ctx: _Context, citations: dict[tuple[str, int, int], Citation]
+        self, ctx: _Context, citations: dict[tuple[str, int, int], Citation],
+        proposed: bool = False,
     ) -> list[Fact]:
         """The facts an answer lists; a user-layer fact names the literature facts it
         refers to (same predicate, both ends linked across the layers) and the
-        concepts that define its ends, adding those literature facts if missing."""
-        triples = self._fact_triples(ctx)
-        refers = {t.id: self._literature_of(ctx, t) for t in triples if t.layer is Layer.USER}
+        concepts that define its ends, adding those literature facts if missing.
+        ``proposed``: the statements below the facts' bar instead (none of them
+        is cited as a condition or counted as a fact)."""
+        triples = self._fact_triples(ctx, proposed)
+        refers = {t.id: self._literature_of(ctx, t, proposed)
+                  for t in triples if t.layer is Layer.USER}
         listed = {t.id for t in triples}
         for found in refers.values():
             triples += [x for x in found if x.id not in listed]
@@ -671,11 +700,13 @@ class LocalRetriever:
             ))
         return facts
 
-    def _literature_of(self, ctx: _Context, t: Triple) -> list[Triple]:
+    def _literature_of(self, ctx: _Context, t: Triple, proposed: bool = False
+                       ) -> list[Triple]:
         """The literature triples a user triple refers to: the same predicate between
-        the literature entities its two ends are linked to."""
+        the literature entities its two ends are linked to (facts only, for a fact)."""
         heads, tails = self._linked(t.head), self._linked(t.tail)
         return sorted((x for x in ctx.triples if x.layer is Layer.LITERATURE
+                       and self._is_fact(x) != proposed
                        and x.predicate == t.predicate and x.head in heads and x.tail in tails
                        and x.head in ctx.entities and x.tail in ctx.entities),
                       key=lambda x: (-x.confidence, x.id))

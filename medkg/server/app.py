@@ -67,6 +67,8 @@ class Problem(BaseModel):
 class AskBody(BaseModel):
     question: Text = Field(min_length=1, max_length=4000)
     mode: RetrievalMode | None = None
+    # also list the statements below facts.min_precision, as unreviewed
+    show_proposed: bool | None = None
 
 
 class ReviewBody(BaseModel):
@@ -252,7 +254,8 @@ def create_app(workspace: Workspace) -> FastAPI:
         with owned() as ws:
             if state["retriever"] is None:
                 state["retriever"] = ws.retriever()
-            return ws.ask(body.question, mode=body.mode, retriever=state["retriever"])
+            return ws.ask(body.question, mode=body.mode, retriever=state["retriever"],
+                          show_proposed=body.show_proposed)
 
     @app.get("/api/documents", response_model=list[DocumentInfo], tags=["documents"])
     def documents(_reviewer: Who, layer: Layer | None = None) -> list[DocumentInfo]:

@@ -91,3 +91,58 @@ def test_hierarchy_features_mark_broader_and_narrower_diseases(nlp: object) -> N
     assert f["dis_has_broader"] == 0.0 and f["dis_has_narrower"] == 0.0
     assert "dis_has_broader" not in pair_features(extraction(nlp))[
         Pair("MEDKG:0000047", "MEDKG:0000023")]
+
+
+def test_confidence_is_the_heads_calibrated_probability(nlp: object, tmp_path: Path) -> None:
+    raw = head("adverse", Predicate.HAS_ADVERSE_EFFECT, {"between:after": 3.0, "sent_gap=0": 1.0})
+    shifted = Head(raw.name, raw.predicate, raw.groups, raw.weights, raw.bias, raw.threshold,
+                   calibration=(1.0, -1.0))  # the model says more than it is worth
+    [before] = [r for r in RelationModel([raw]).relations(extraction(nlp))
+                if r.tail.text == "angioedema"]
+    [after] = [r for r in RelationModel([shifted]).relations(extraction(nlp))
+               if r.tail.text == "angioedema"]
+    p = before.confidence
+    assert after.confidence == pytest.approx(1 / (1 + ((1 - p) / p) * 2.718281828), abs=2e-3)
+    model = RelationModel([shifted])
+    model.save(tmp_path / "m.json")
+    assert RelationModel.load(tmp_path / "m.json").heads[0].calibration == (1.0, -1.0)
+
+
+def test_the_bundled_heads_are_calibrated() -> None:
+    model = resolve_relation_model("bundled")
+    assert model is not None
+    for h in model.heads:
+        assert h.calibration is not None, h.name
+        assert 0.0 < h.calibrated(0.5) < 1.0 and h.calibrated(0.9) > h.calibrated(0.3)
+
+
+def sentence_extraction(nlp: object, text: str):  # type: ignore[no-untyped-def]
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text=text)
+    [ex] = list(extract([Chunk.create(doc, 0, 0, len(text))], nlp))  # type: ignore[arg-type]
+    return ex
+
+
+@pytest.mark.parametrize("text, treats", [
+    ("Angioedema induced by lisinopril was seen in two patients.", False),
+    ("Angioedema was exacerbated by lisinopril.", False),
+    ("Lisinopril was effective for hypertension.", True),
+])
+def test_a_treatment_the_sentence_contradicts_is_not_asserted(nlp: object, text: str,
+                                                              treats: bool) -> None:
+    eager = head("treats", Predicate.TREATS, {"sent_gap=0": 3.0}, 0.0, 0.5)
+    hits = RelationModel([eager]).relations(sentence_extraction(nlp, text))
+    assert bool(hits) is treats
+    adverse = head("adverse", Predicate.HAS_ADVERSE_EFFECT, {"sent_gap=0": 1.0}, 0.0, 0.5)
+    # where another head also clears its threshold, the pair gets that one instead
+    both = RelationModel([eager, adverse]).relations(sentence_extraction(nlp, text))
+    assert [h.predicate for h in both] == [Predicate.TREATS if treats
+                                           else Predicate.HAS_ADVERSE_EFFECT]
+
+
+def test_x_induced_y_is_harm_whatever_else_the_sentence_says(nlp: object) -> None:
+    text = "Enalapril protected against lisinopril induced angioedema in rats."
+    eager = head("treats", Predicate.TREATS, {"sent_gap=0": 3.0}, 0.0, 0.5)
+    hits = RelationModel([eager]).relations(sentence_extraction(nlp, text))
+    assert not any(h.head.text.lower() == "lisinopril" and h.tail.text == "angioedema"
+                   for h in hits)

@@ -91,3 +91,21 @@ def test_is_a_needs_the_tail_to_end_its_noun_phrase(sentence: str, head: str, ta
 def test_is_a_still_holds_for_a_whole_noun_phrase() -> None:
     assert run("Atorvastatin is a statin.", ("Atorvastatin", "CHEM"), ("statin", "CHEM")) == [
         ("Atorvastatin", Predicate.IS_A, "statin")]
+
+
+def test_pattern_confidence_is_measured_where_the_training_splits_judge_it() -> None:
+    import json
+
+    from medkg.construction.relations import CALIBRATION, PATTERNS, confidence_of
+
+    measured = json.loads(CALIBRATION.read_text())["patterns"]
+    by_name = {p.name: p for p in PATTERNS}
+    assert set(measured) == set(by_name)
+    for name, entry in measured.items():
+        if "confidence" in entry:  # judged often enough: its smoothed precision
+            assert entry["judged"] >= 10
+            assert confidence_of(by_name[name]) == entry["confidence"]
+            assert entry["confidence"] == round((entry["right"] + 1) / (entry["judged"] + 2), 3)
+        else:  # never judged by a gold standard: the prior, said as such
+            assert confidence_of(by_name[name]) == by_name[name].confidence
+    assert "confidence" in measured["adverse"]

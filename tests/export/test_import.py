@@ -51,10 +51,11 @@ def test_imported_fact_is_linked_and_cited(registry_workspace: Path, tmp_path: P
         metformin = [e for e in ws.store.entities(Layer.LITERATURE)
                      if "DRUGBANK:DB00331" in e.concept_ids]
         assert len(metformin) == 1  # the imported node joined the entity found in text
-        answer = ws.ask("What are the adverse effects of atorvastatin?")
+        answer = ws.ask("What are the adverse effects of atorvastatin?", show_proposed=True)
     cited = [c for c in answer.citations if c.quote.startswith("Muscle pain is the most")]
     assert cited, [c.quote for c in answer.citations]
-    assert any(f.predicate.value == "has_adverse_effect" for f in answer.facts)
+    assert any(f.predicate.value == "has_adverse_effect"
+               for f in [*answer.facts, *answer.proposed])
 
 
 def test_bad_rows_are_named_and_nothing_is_imported(registry_workspace: Path,

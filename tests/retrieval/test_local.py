@@ -28,7 +28,7 @@ def test_local_mode_uses_the_graph(small_ws: Workspace) -> None:
     answer = retriever.ask(QUESTION, mode="local")
     _quotes_hold(small_ws, answer)
     assert answer.mode == "local"
-    assert any(f.head == "lisinopril" for f in answer.facts)
+    assert any(f.head == "lisinopril" for f in [*answer.facts, *answer.proposed])
     assert answer.trace.triples and answer.trace.focus_entities
     assert answer.trace.retrieved_chunks
     assert any(d.term == "lisinopril" for d in answer.definitions)

@@ -523,7 +523,8 @@ async function ask(ev) {
       pane.append(el("h3", { text: "When this holds" }));
       const conds = el("ul", { class: "conditions" });
       for (const c of a.conditions) {
-        conds.append(el("li", {}, el("strong", { text: c.kind + ": " }), c.text + " ",
+        const doubt = c.unreviewed ? " (unreviewed, low confidence)" : "";
+        conds.append(el("li", {}, el("strong", { text: c.kind + doubt + ": " }), c.text + " ",
           el("sup", { text: c.citations.map((n) => "[" + n + "]").join("") })));
       }
       pane.append(conds);
@@ -542,6 +543,14 @@ async function ask(ev) {
         facts.append(el("li", {}, el("a", { href: "#/statement/" + f.triple_id, text: f.head + " —" + f.predicate + "→ " + f.tail }), " [" + f.layer + "]"));
       }
       pane.append(facts);
+    }
+    if (a.proposed && a.proposed.length) {
+      pane.append(el("h3", { text: "Unreviewed, low confidence (not facts)" }));
+      const proposed = el("ul", { class: "proposed" });
+      for (const f of a.proposed) {
+        proposed.append(el("li", {}, el("a", { href: "#/statement/" + f.triple_id, text: f.head + " —" + f.predicate + "→ " + f.tail }), " [" + f.layer + ", confidence " + f.confidence.toFixed(2) + "]"));
+      }
+      pane.append(proposed);
     }
     if (a.definitions.length) {
       pane.append(el("h3", { text: "Definitions" }));
