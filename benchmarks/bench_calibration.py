@@ -212,8 +212,11 @@ def main() -> None:
     if args.baseline_code:
         arms.insert(0, (f"baseline {args.baseline_code}", args.baseline_code, None))
     results: dict = {}
+    current: list[dict] = []
     for arm, code, gate in arms:
         rows = predictions(code)
+        if code == REPO:
+            current = rows
         for split, path in SPLITS.items():
             file_rows = [r for r in rows if r["file"] == str(path)]
             for setting, keep in (("patterns", lambda r: r["method"].startswith("pattern:")),
@@ -233,6 +236,15 @@ def main() -> None:
                 key, family, f["asserted"], f["judged"], f["precision"], f["recall"],
                 f["ece"], f["shown"], f["shown_precision"], f["shown_recall"],
                 f["confusion"] if f["confusion"] is not None else "-")))
+    print("\nthis checkout, patterns+model, all judged families: what a bar would show")
+    print("min_precision | split | shown | shown P | shown R")
+    print("---|---|---|---|---")
+    for bar in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9):
+        for split, path in SPLITS.items():
+            f = score([r for r in current if r["file"] == str(path)],
+                      {str(path): gold[str(path)]}, bar)["all judged"]
+            print(f"{bar} | {split} | {f['shown']} | {f['shown_precision']} | "
+                  f"{f['shown_recall']}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
 

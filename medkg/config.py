@@ -248,6 +248,10 @@ class RetrievalConfig(Section):
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)
     max_definitions: int = Field(6, ge=0)
+    min_evidence: float = Field(
+        0.28, ge=-1, le=1, description="an answer whose closest sentence is less similar "
+        "to the question (cosine) abstains, saying so; fitted on BioASQ 7B1/7B2 "
+        "(benchmarks/bench_abstention.py) to cost at most 0.005 answerable recall@10")
     max_question_chars: int = Field(2000, ge=10, description="longer questions are refused "
                                     "(a question is not a document: ingest it instead)")
 

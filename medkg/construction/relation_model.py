@@ -326,12 +326,16 @@ NEAR = 60  # characters between "X-induced" and the disorder it names
 
 
 def says_harm(ex: ChunkExtraction, pair: Pair, groups: tuple[str, str]) -> bool:
-    """Whether the sentences naming both concepts of ``pair`` say the chemical brings
-    the disorder on: "X-induced Y" or "Y induced by X" (whatever else the sentence
-    says: "protection against doxorubicin-induced cardiotoxicity"), or they speak of
-    harm (induced, caused, exacerbated...) and none of them of a treatment."""
+    """Whether the text says the chemical brings the disorder on: the disorder is
+    named by it ("iron overload", "lead poisoning"), or a sentence naming both says
+    "X-induced Y" or "Y induced by X" (whatever else it says: "protection against
+    doxorubicin-induced cardiotoxicity"), or the sentences naming both speak of harm
+    (induced, caused, exacerbated...) and none of them of a treatment."""
     a = [m for m in ex.mentions if m.concept_id == pair.head and m.group == groups[0]]
     b = [m for m in ex.mentions if m.concept_id == pair.tail and m.group == groups[1]]
+    if any(re.search(rf"\b{re.escape(x.text.lower())}\b", y.text.lower())
+           for x in a for y in b):
+        return True  # the disorder is named by the chemical: iron overload
     shared = {m.sentence for m in a} & {m.sentence for m in b}
     if not shared:
         return False

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, field_serializer
 
 from medkg.model import Layer, Predicate, Qualifiers, ReviewState, Triple
 from medkg.retrieval.trace import Trace
+from medkg.retrieval.verdict import Verdict
 
 
 class Citation(BaseModel):
@@ -107,9 +108,13 @@ class Answer(BaseModel):
     answerable: bool = True
     # what the question names that no document mentions (all of it: not answerable)
     not_found: list[str] = Field(default_factory=list)
+    # why it is not answerable: what is in no document, or how weak the evidence is
+    why_not: str = ""
     # statements below facts.min_precision that the evidence used also proposes,
     # listed only when asked for (--show-proposed): unreviewed, low confidence
     proposed: list[Fact] = Field(default_factory=list)
+    # "can I give X with Y?": contraindicated / caution / no evidence found, cited
+    verdict: Verdict | None = None
 
     @field_serializer("trace")
     def _trace_json(self, trace: Trace) -> dict[str, Any]:
@@ -120,6 +125,10 @@ class Answer(BaseModel):
         both the user's documents and the literature), the facts (each user fact with
         the literature fact it refers to and what defines it), definitions, sources."""
         lines = [f"Q: {self.question}", ""]
+        if self.verdict is not None:
+            doubt = " (unreviewed, low confidence)" if self.verdict.unreviewed else ""
+            refs = "".join(f"[{n}]" for n in self.verdict.citations)
+            lines += [f"Verdict{doubt}: {self.verdict.text} {refs}".rstrip(), ""]
         flagged = {c.n: f" ({'; '.join(c.flags)})" for c in self.citations if c.flags}
         layers = {s.layer for s in self.sentences}
         if len(layers) > 1 and not self.mode.endswith("+llm"):
@@ -202,6 +211,8 @@ class Answer(BaseModel):
             lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
         if t.focus_entities:
             lines.append(f"  entities: {', '.join(t.focus_entities[:12])}")
+        if t.closest is not None:
+            lines.append(f"  closest sentence to the question: cosine {t.closest:.2f}")
         lines.append(f"  triples considered: {len(t.triples)}; candidate chunks ranked: "
                      f"{len(t.ranking)}; chunks the answer drew on: {len(t.retrieved_chunks)}")
         if t.note:

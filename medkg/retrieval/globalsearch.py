@@ -31,7 +31,7 @@ from spacy.language import Language
 
 from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder
-from medkg.model import Layer
+from medkg.model import Layer, Mention
 from medkg.retrieval.answer import Answer, Citation, is_heading
 from medkg.retrieval.tags import LABELS
 from medkg.retrieval.tagtree import TagTree
@@ -53,7 +53,8 @@ _CATEGORY_CUES: dict[str, tuple[str, ...]] = {
     "genes_and_organisms": ("gene", "organism", "bacteri", "virus"),
     "patient_history": ("history",),
 }
-POINTS = 6
+POINTS = 6  # themes
+CATEGORY_POINTS = 12  # terms of an asked-for category: cover the notes
 # The categories a theme is named by, most telling first (not "patient", "man").
 THEME_CATEGORIES = ("diagnoses_and_conditions", "medications_and_doses", "procedures",
                     "adverse_events", "symptoms_and_signs", "laboratory_results")
@@ -134,7 +135,7 @@ def global_answer(question: str, store: GraphStore, tree: TagTree, embedder: Emb
                 key = term.lower()
                 shown.setdefault(key, term)
                 naming.setdefault(key, []).append(leaf.id)
-        ranked = sorted(naming, key=lambda k: (-len(naming[k]), k))[:POINTS]
+        ranked = sorted(naming, key=lambda k: (-len(naming[k]), k))[:CATEGORY_POINTS]
         points = [(shown[k], naming[k]) for k in ranked]
     else:
         q = embedder.embed([question])[0]
@@ -155,16 +156,23 @@ def global_answer(question: str, store: GraphStore, tree: TagTree, embedder: Emb
             points.append((", ".join(dict.fromkeys(terms)), best))
     citations: list[Citation] = []
     lines: list[str] = []
+    named = _how_named(store, layer, {label.lower() for label, _ in points}) if category \
+        else {}
     for label, chunk_ids in points:
         docs = {store.chunk(c).document_id for c in chunk_ids}
-        cite = _cite_naming(store, chunk_ids, [label] if category else label.split(", "),
-                            len(citations) + 1)
+        how = named.get(label.lower())
+        terms = ([label, *sorted(how.surfaces)] if how else [label]) if category \
+            else label.split(", ")
+        cite = _cite_naming(store, chunk_ids, terms, len(citations) + 1)
         if cite is not None:
+            if how is not None:
+                cite.flags = how.flags_within(label, cite.document_id, cite.start, cite.end)
             citations.append(cite)
         ref = f" [{cite.n}]" if cite is not None else ""
+        flags = f" ({'; '.join(cite.flags)})" if cite is not None and cite.flags else ""
         what = f"{label} — in {len(docs)} document(s)" if category else label
         quote = f": \"{cite.quote}\"" if cite is not None else ""
-        lines.append(f"- {what}{quote}{ref}")
+        lines.append(f"- {what}{quote}{ref}{flags}")
     heading = (f"{LABELS.get(category, category)} across "
                f"{'your documents' if layer else 'the collection'}" if category
                else f"main themes of {'your documents' if layer else 'the collection'}")
@@ -176,6 +184,38 @@ def global_answer(question: str, store: GraphStore, tree: TagTree, embedder: Emb
     return Answer(question=question, mode="global", text=text, citations=citations, facts=[],
                   definitions=[], trace=Trace(retrieved_chunks=[c.chunk_id for c in citations],
                                               note=note))
+
+
+@dataclass
+class _Naming:
+    """How the documents name one term: its surface forms, and (user layer) its
+    mentions with their qualifiers."""
+
+    surfaces: set[str]
+    mentions: list[Mention]
+
+    def flags_within(self, name: str, document_id: str, start: int, end: int) -> list[str]:
+        return list(dict.fromkeys(
+            f"{name}: {flag}" for m in self.mentions if m.document_id == document_id
+            and start <= m.start and m.end <= end for flag in m.qualifiers.flags()))
+
+
+def _how_named(store: GraphStore, layer: Layer | None, names: set[str]) -> dict[str, _Naming]:
+    """The surface forms (and the user layer's mentions) of the entities named
+    ``names``, so a point is cited where its text names it in any wording."""
+    out: dict[str, _Naming] = {}
+    for lay in ([layer] if layer else [Layer.USER, Layer.LITERATURE]):
+        if lay is Layer.USER:  # the notes: few entities, with their qualifiers
+            for e in store.entities(lay):
+                if (key := e.name.lower()) in names:
+                    got = out.setdefault(key, _Naming(set(), []))
+                    got.surfaces |= {m.text for m in e.mentions}
+                    got.mentions += e.mentions
+        else:
+            for b in store.iter_entities(lay):
+                if (key := b.name.lower()) in names:
+                    out.setdefault(key, _Naming(set(), [])).surfaces |= set(b.surface)
+    return out
 
 
 def _cite_naming(store: GraphStore, chunk_ids: list[str], terms: list[str], n: int

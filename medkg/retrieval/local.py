@@ -58,6 +58,7 @@ from medkg.retrieval.traverse import (
     topic_entities,
     traverse,
 )
+from medkg.retrieval.verdict import Named, Passage, Verdict, asks_for_verdict, decide
 from medkg.store.base import GraphStore
 from medkg.text import sentence_spans
 
@@ -282,6 +283,8 @@ class LocalRetriever:
         for s in chosen:
             cited = self._cite(citations, s.chunk, s.start, s.end)
             sentences.append(AnswerSentence(text=s.text, citation=cited.n, layer=cited.layer))
+        verdict = (self._verdict(question, ctx, items, citations)
+                   if asks_for_verdict(question) else None)
         facts = self._facts(ctx, citations)
         proposed = self._facts(ctx, citations, proposed=True)
         stated = self._conditions(ctx, facts, citations)
@@ -294,6 +297,9 @@ class LocalRetriever:
         if mode == "local":  # its own candidates first, then the rest by similarity
             ranked = list(dict.fromkeys([*used, *ranked]))[: self._config.candidates]
         named, missing = self._not_found(question)
+        # how close the closest sentence of the answer comes to the question
+        closest = (float(np.max(self._embedder.embed([x.text for x in chosen]) @ qvec))
+                   if chosen else 0.0)
         answer = Answer(
             question=question,
             mode=mode,
@@ -305,6 +311,7 @@ class LocalRetriever:
             conditions=stated,
             sentences=sentences,
             proposed=proposed,
+            verdict=verdict,
             trace=Trace(
                 question_concepts=prepared.concepts,
                 intents=sorted(p.value for p in ctx.intents),
@@ -316,7 +323,8 @@ class LocalRetriever:
                 **self._traversal_trace(prepared),
             ),
         )
-        return abstain(answer, named, missing)
+        answer.trace.closest = round(closest, 4)
+        return abstain(answer, named, missing, closest, self._config.min_evidence)
 
     def parse(self, question: str) -> Doc:
         """The question through the pipeline, once (U-Retrieval needs it twice)."""
@@ -535,6 +543,42 @@ class LocalRetriever:
                                       if t in by_id)
         return stated
 
+    def _verdict(self, question: str, ctx: _Context, items: list[_Candidate],
+                 citations: dict[tuple[str, int, int], Citation]) -> Verdict | None:
+        """The verdict of a "can I give X with Y?" question (:mod:`.verdict`)."""
+        low = question.lower()
+
+        def named(group: set[str]) -> list[Named]:
+            out = [Named(e, b.name, (b.name, *b.surface[:20]), b.type)
+                   for e in ctx.question_entities if (b := ctx.entities.get(e)) is not None
+                   and b.type in group]
+            # in the order the question names them
+            return sorted(out, key=lambda n: min((i for s in n.surfaces
+                                                  if (i := low.find(s.lower())) >= 0),
+                                                 default=len(low)))
+
+        def cite_triple(t: Triple) -> list[int]:
+            return [self._cite(citations, self._chunk(ev.chunk_id), ev.start, ev.end).n
+                    for ev in t.evidence[:2]]
+
+        def passage(c: _Candidate) -> Passage:
+            s = c.sentence
+            return Passage(s.text, s.chunk.text,
+                           lambda: self._cite(citations, s.chunk, s.start, s.end).n)
+
+        conditions = named({"DISO", "PHEN"})
+        # A condition the question names but no entity carries (the question's "CKD"
+        # normalised to another concept than the documents' "chronic kidney
+        # disease") is still looked for in the passages, by its vocabulary names.
+        for cid in self.concepts_of(question):
+            concept = self._concepts.get(cid) if self._concepts is not None else None
+            if concept is not None and concept.semantic_group in ("DISO", "PHEN") and not any(
+                    concept.name.lower() == c.name.lower() for c in conditions):
+                conditions.append(Named(cid, concept.name, tuple(concept.terms()[:20]),
+                                        concept.semantic_group))
+        return decide(named({"CHEM"}), conditions, ctx.triples, self._is_fact, cite_triple,
+                      [passage(c) for c in items])
+
     def _not_found(self, question: str) -> tuple[list[str], list[str]]:
         """The entities a question names, and those of them no document mentions
         (neither an entity of their concept nor a chunk holding their words).
@@ -752,19 +796,31 @@ def _span_name(text: str) -> str:
     return " ".join(words)
 
 
-def abstain(answer: Answer, named: list[str], missing: list[str]) -> Answer:
+def abstain(answer: Answer, named: list[str], missing: list[str], closest: float = 1.0,
+            floor: float = 0.0) -> Answer:
     """An answer that says first what the workspace does not hold: when nothing
-    the question names is in any document it answers nothing (the trace keeps
-    what was searched); when part is missing it says which before the rest."""
-    if not missing:
-        return answer
-    said = f"No document in this workspace mentions {_listed(missing)}."
-    if len(missing) == len(named):
-        return answer.model_copy(update={
-            "text": said, "sentences": [], "citations": [], "facts": [], "conditions": [],
-            "answerable": False, "not_found": missing})
-    return answer.model_copy(update={"text": f"{said} {answer.text}".strip(),
-                                     "not_found": missing})
+    the question names is in any document, or when no sentence found comes as
+    close to the question as ``floor`` (``retrieval.min_evidence``: the closest
+    sentence's cosine ``closest``), it answers nothing (the trace keeps what was
+    searched and ranked); when part of what it names is missing it says which
+    before the rest."""
+    said = f"No document in this workspace mentions {_listed(missing)}." if missing else ""
+    if missing and len(missing) == len(named):
+        why = f"not in any document: {', '.join(missing)}"
+    elif closest < floor:
+        why = (f"weak evidence: the closest sentence found has similarity {closest:.2f} "
+               f"to the question, below retrieval.min_evidence {floor:.2f}")
+        said = (f"{said} No passage in this workspace answers this question closely; "
+                "nothing is cited as an answer.").strip()
+    else:
+        if not missing:
+            return answer
+        return answer.model_copy(update={"text": f"{said} {answer.text}".strip(),
+                                         "not_found": missing})
+    return answer.model_copy(update={
+        "text": said, "sentences": [], "citations": [], "facts": [], "conditions": [],
+        "proposed": [], "verdict": None, "answerable": False, "not_found": missing,
+        "why_not": why})
 
 
 def _listed(names: list[str]) -> str:

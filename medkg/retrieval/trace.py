@@ -55,6 +55,8 @@ class Trace(BaseModel):
     triples: list[str] = Field(default_factory=list)
     retrieved_chunks: list[str] = Field(default_factory=list)  # the answer's, best first
     ranking: list[str] = Field(default_factory=list)  # every candidate, best first
+    # the cosine of the answer's closest sentence to the question (retrieval.min_evidence)
+    closest: float | None = None
     # U-Retrieval
     query_tags: dict[str, list[str]] | None = None
     tree_path: list[TreeLevel] | None = None

@@ -146,3 +146,21 @@ def test_x_induced_y_is_harm_whatever_else_the_sentence_says(nlp: object) -> Non
     hits = RelationModel([eager]).relations(sentence_extraction(nlp, text))
     assert not any(h.head.text.lower() == "lisinopril" and h.tail.text == "angioedema"
                    for h in hits)
+
+
+def test_a_disorder_named_by_the_chemical_is_not_treated_by_it() -> None:
+    from medkg.construction.extraction import ChunkExtraction, MentionHit
+    from medkg.construction.relation_model import says_harm
+    from medkg.model import Qualifiers
+
+    text = "Iron overload was reduced. Iron was given."
+    doc = Document.create(layer=Layer.USER, title="t", source="s", media_type="text/plain",
+                          text=text)
+    chunk = Chunk.create(doc, 0, 0, len(text))
+    overload = MentionHit("D1", "DISO", 0, 13, "Iron overload", Qualifiers(), (0, 26))
+    iron = MentionHit("C1", "CHEM", 27, 31, "Iron", Qualifiers(), (27, 42))
+    ex = ChunkExtraction(chunk, [overload, iron])
+    assert says_harm(ex, Pair("C1", "D1"), ("CHEM", "DISO"))
+    other = MentionHit("C2", "CHEM", 27, 31, "Zinc", Qualifiers(), (27, 42))
+    assert not says_harm(ChunkExtraction(chunk, [overload, other]), Pair("C2", "D1"),
+                         ("CHEM", "DISO"))

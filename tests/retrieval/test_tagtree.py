@@ -44,6 +44,32 @@ def test_chunk_summary_puts_each_entity_under_its_tag() -> None:
     assert "medications and doses: Lisinopril 10 mg" in s.text()
 
 
+def test_a_note_that_says_a_drug_brought_a_disorder_on_tags_an_adverse_event() -> None:
+    text = ("He took ibuprofen for back pain and developed bronchospasm within an hour. "
+            "Mild hyperkalemia, probably due to lisinopril. No rash after lisinopril. "
+            "Asthma is well controlled.")
+    ents = [
+        _entity("Ibuprofen", "CHEM", text, "ibuprofen"),
+        _entity("Back Pain", "DISO", text, "back pain"),
+        _entity("Bronchospasm", "DISO", text, "bronchospasm"),
+        _entity("Hyperkalemia", "DISO", text, "hyperkalemia"),
+        _entity("Lisinopril", "CHEM", text, "lisinopril"),
+        _entity("Asthma", "DISO", text, "Asthma"),
+    ]
+    rash = _entity("Exanthema", "DISO", text, "rash")
+    rash = rash.model_copy(update={"mentions": [rash.mentions[0].model_copy(
+        update={"qualifiers": Qualifiers(negated=True)})]})
+    s = summarise_chunk(text, 100, [*ents, rash], [])
+    assert s.tags["adverse_events"] == ["Bronchospasm", "Hyperkalemia"]
+    # what it was taken for, a negated finding and a plain diagnosis are not
+    assert "Back Pain" in s.tags["diagnoses_and_conditions"]
+    assert "Asthma" in s.tags["diagnoses_and_conditions"]
+    assert "Exanthema" not in s.tags["adverse_events"]
+    # the literature is left to its statements
+    literature = [e.model_copy(update={"layer": Layer.LITERATURE}) for e in ents]
+    assert "adverse_events" not in summarise_chunk(text, 100, literature, []).tags
+
+
 def test_merge_keeps_the_shared_terms_first() -> None:
     a = TagSummary(tags={"diagnoses_and_conditions": ["Asthma", "Rhinitis"]})
     b = TagSummary(tags={"diagnoses_and_conditions": ["Asthma"], "procedures": ["Spirometry"]})

@@ -166,9 +166,12 @@ def test_documents_entities_and_ask(served: tuple[TestClient, dict[str, str], Pa
     gone = client.delete(f"/api/documents/{new['id']}", headers=auth)
     assert gone.status_code == 200 and gone.json()["chunks"] >= 1
     answer = client.post("/api/ask", headers=auth,
-                         json={"question": "What treats type 2 diabetes?"}).json()
+                         json={"question": "What treats type 2 diabetes?",
+                               "show_proposed": True}).json()
     assert answer["citations"] and answer["definitions"] and "trace" in answer
-    entity = client.get(f"/api/entities/{answer['facts'][0]['head_id']}", headers=auth).json()
+    stated = [*answer["facts"], *answer["proposed"]]
+    assert all(f["confidence"] < 0.8 for f in answer["proposed"])
+    entity = client.get(f"/api/entities/{stated[0]['head_id']}", headers=auth).json()
     assert entity["entity"]["name"] and entity["triples"]
     assert client.post("/api/ask", headers=auth, json={"question": ""}).status_code == 422
 
