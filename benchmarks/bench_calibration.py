@@ -79,8 +79,10 @@ for path in sys.argv[1:]:
 
 def predictions(code: Path) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
+    # cwd is the code root too: ``python -c`` puts the working directory first on
+    # the path, before PYTHONPATH, so run elsewhere it would import that medkg
     out = subprocess.run([sys.executable, "-c", CHILD, *map(str, SPLITS.values())],
-                         env=env, capture_output=True, text=True, check=False)
+                         env=env, cwd=code, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         sys.exit(f"the pipeline of {code} failed:\n{out.stderr[-3000:]}")
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
@@ -100,14 +102,19 @@ def score(rows: list[dict], gold: dict, min_precision: float | None) -> dict[str
     )
     from medkg.model import Predicate
 
-    families = {"therapy": THERAPY, "harm": HARM, "association": ANY_PAIR}
+    families: dict[str, frozenset[Predicate] | None] = {
+        "therapy": THERAPY, "harm": HARM, "association": ANY_PAIR}
+    # ... and each predicate of them on its own (its recall against its family's gold)
+    families |= {f"  {p.value}": frozenset({p})
+                 for f in (THERAPY, HARM, ANY_PAIR) for p in sorted(f)}
+    families["all judged"] = None
     best: dict[tuple, dict] = {}
     for r in rows:
         key = (r["file"], r["pmid"], r["predicate"], *sorted(r["pair"]))
         if key not in best or r["confidence"] > best[key]["confidence"]:
             best[key] = r
     out: dict[str, dict] = {}
-    for name, family in [*families.items(), ("all judged", None)]:
+    for name, family in families.items():
         judged: list[tuple[float, bool]] = []
         asserted = confused = with_gold = 0
         found: set[tuple] = set()
@@ -140,7 +147,9 @@ def score(rows: list[dict], gold: dict, min_precision: float | None) -> dict[str
                 shown.append(right)
                 if right and pair:
                     shown_found.add(pair)
-        total = _gold_total(gold, family, RIGHT_TYPES)
+        total = _gold_total(gold, next((f for f in (THERAPY, HARM, ANY_PAIR)
+                                        if family is not None and family <= f), None),
+                            RIGHT_TYPES)
         n = len(judged)
         out[name] = {
             "asserted": asserted, "judged": n,
@@ -149,7 +158,8 @@ def score(rows: list[dict], gold: dict, min_precision: float | None) -> dict[str
             "ece": expected_calibration_error(judged),
             "shown": len(shown), "shown_precision": _ratio(sum(shown), len(shown)),
             "shown_recall": _ratio(len(shown_found), total),
-            "confusion": _ratio(confused, with_gold) if family is not ANY_PAIR else None}
+            "confusion": (_ratio(confused, with_gold)
+                          if family is None or family & (THERAPY | HARM) else None)}
     return out
 
 

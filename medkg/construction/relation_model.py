@@ -290,22 +290,37 @@ class RelationModel:
     def relations(self, ex: ChunkExtraction) -> list[RelationHit]:
         """The relations this model finds in a chunk: per concept pair, the head
         that clears its threshold by the widest margin — unless it is a therapy the
-        pair's sentences contradict (:func:`says_harm`), then the next one."""
-        cleared: dict[frozenset[str], list[tuple[float, Head, Pair, float]]] = {}
+        text contradicts (:func:`says_harm`): then the next head that clears its
+        threshold, or, where the text says outright that the chemical brought the
+        disorder on ("X-induced Y"), the adverse-effect head with its own
+        (calibrated, maybe low) probability."""
+        scored: dict[frozenset[str], list[tuple[float, Head, Pair, float]]] = {}
         for head, pair, p in self.scores(ex):
-            if p >= head.threshold:
-                key = frozenset((pair.head, pair.tail))
-                cleared.setdefault(key, []).append((p - head.threshold, head, pair, p))
+            key = frozenset((pair.head, pair.tail))
+            scored.setdefault(key, []).append((p - head.threshold, head, pair, p))
         out = []
-        for options in cleared.values():
-            for _, head, pair, p in sorted(options, key=lambda o: -o[0]):
-                if head.predicate in THERAPY and says_harm(ex, pair, head.groups):
-                    continue
-                a, b = _closest(ex.mentions, pair, head.groups)
-                out.append(RelationHit(a, head.predicate, b, round(head.calibrated(p), 3),
-                                       f"classifier:{head.name}"))
+        for options in scored.values():
+            cleared = sorted((o for o in options if o[0] >= 0), key=lambda o: -o[0])
+            for _, head, pair, p in cleared:
+                if head.predicate in THERAPY:
+                    harm = says_harm(ex, pair, head.groups)
+                    if harm == "stated":
+                        for _, other, pair2, q in options:
+                            if other.predicate is Predicate.HAS_ADVERSE_EFFECT:
+                                out.append(self._hit(ex, other, pair2, q))
+                                break
+                        break
+                    if harm:
+                        continue
+                out.append(self._hit(ex, head, pair, p))
                 break
         return out
+
+    @staticmethod
+    def _hit(ex: ChunkExtraction, head: Head, pair: Pair, p: float) -> RelationHit:
+        a, b = _closest(ex.mentions, pair, head.groups)
+        return RelationHit(a, head.predicate, b, round(head.calibrated(p), 3),
+                           f"classifier:{head.name}")
 
 
 THERAPY = frozenset({Predicate.TREATS, Predicate.PREVENTS})
@@ -325,20 +340,21 @@ _BY = re.compile(r"\s*(?:was|were|is|are)?\s*(?:induced|caused|provoked|triggere
 NEAR = 60  # characters between "X-induced" and the disorder it names
 
 
-def says_harm(ex: ChunkExtraction, pair: Pair, groups: tuple[str, str]) -> bool:
-    """Whether the text says the chemical brings the disorder on: the disorder is
-    named by it ("iron overload", "lead poisoning"), or a sentence naming both says
-    "X-induced Y" or "Y induced by X" (whatever else it says: "protection against
-    doxorubicin-induced cardiotoxicity"), or the sentences naming both speak of harm
-    (induced, caused, exacerbated...) and none of them of a treatment."""
+def says_harm(ex: ChunkExtraction, pair: Pair, groups: tuple[str, str]) -> str:
+    """How the text says the chemical brings the disorder on: ``"stated"`` when the
+    disorder is named by it ("iron overload", "lead poisoning") or a sentence naming
+    both says "X-induced Y" or "Y induced by X" (whatever else it says: "protection
+    against doxorubicin-induced cardiotoxicity"); ``"cued"`` when the sentences
+    naming both speak of harm (induced, caused, exacerbated...) and none of them of
+    a treatment; ``""`` when it does not."""
     a = [m for m in ex.mentions if m.concept_id == pair.head and m.group == groups[0]]
     b = [m for m in ex.mentions if m.concept_id == pair.tail and m.group == groups[1]]
     if any(re.search(rf"\b{re.escape(x.text.lower())}\b", y.text.lower())
            for x in a for y in b):
-        return True  # the disorder is named by the chemical: iron overload
+        return "stated"  # the disorder is named by the chemical: iron overload
     shared = {m.sentence for m in a} & {m.sentence for m in b}
     if not shared:
-        return False
+        return ""
     text, base = ex.chunk.text, ex.chunk.start
     for x in a:
         for y in b:
@@ -346,10 +362,12 @@ def says_harm(ex: ChunkExtraction, pair: Pair, groups: tuple[str, str]) -> bool:
                 continue
             if (x.end <= y.start <= x.end + NEAR and _INDUCED.match(text, x.end - base)) or (
                     y.end <= x.start <= y.end + NEAR and _BY.match(text, y.end - base)):
-                return True
+                return "stated"
     texts = [text[s - base : e - base] for s, e in shared]
-    return (any(_HARM_CUE.search(t) for t in texts)
-            and not any(_THERAPY_CUE.search(t) for t in texts))
+    if any(_HARM_CUE.search(t) for t in texts) and not any(_THERAPY_CUE.search(t)
+                                                           for t in texts):
+        return "cued"
+    return ""
 
 
 def _closest(mentions: list[MentionHit], pair: Pair, groups: tuple[str, str]

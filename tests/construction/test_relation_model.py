@@ -164,3 +164,13 @@ def test_a_disorder_named_by_the_chemical_is_not_treated_by_it() -> None:
     other = MentionHit("C2", "CHEM", 27, 31, "Zinc", Qualifiers(), (27, 42))
     assert not says_harm(ChunkExtraction(chunk, [overload, other]), Pair("C2", "D1"),
                          ("CHEM", "DISO"))
+
+
+def test_a_stated_harm_is_asserted_as_the_adverse_effect_it_is(nlp: object) -> None:
+    text = "Angioedema induced by lisinopril was seen in two patients."
+    eager = head("treats", Predicate.TREATS, {"sent_gap=0": 3.0}, 0.0, 0.5)
+    shy = head("adverse", Predicate.HAS_ADVERSE_EFFECT, {"sent_gap=0": 1.0}, 0.0, 0.99)
+    [hit] = RelationModel([eager, shy]).relations(sentence_extraction(nlp, text))
+    # the adverse head did not clear its threshold: its own low probability is kept
+    assert hit.predicate is Predicate.HAS_ADVERSE_EFFECT and hit.confidence < 0.99
+    assert hit.pattern == "classifier:adverse"
