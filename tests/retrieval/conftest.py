@@ -4,6 +4,7 @@ vocabulary) whose parts the retrieval tests call directly."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,18 @@ def small_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     ws.build()
     yield ws
     ws.close()
+
+
+def workspace_of(tmp_path_factory: pytest.TempPathFactory, texts: dict[str, str],
+                 layer: Layer) -> Path:
+    """A closed workspace (the seed vocabulary) built from ``texts`` (file name ->
+    text) in ``layer``: for tests that need a few documents of their own."""
+    docs = tmp_path_factory.mktemp("docs")
+    for name, text in texts.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    root = tmp_path_factory.mktemp("ws") / "ws"
+    with Workspace.create(root) as ws:
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([docs], layer)
+        ws.build()
+    return root

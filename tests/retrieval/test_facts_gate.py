@@ -12,7 +12,7 @@ from medkg.model import Layer, ReviewAction, ReviewState, Triple
 from medkg.pipeline.review import Request
 from medkg.retrieval.answer import presents_as_fact
 from medkg.workspace import Workspace
-from tests.conftest import SEED_OBO
+from tests.retrieval.conftest import workspace_of
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +23,7 @@ QUESTION = "What does lisinopril do?"
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    docs = tmp_path_factory.mktemp("docs")
-    (docs / "lisinopril.txt").write_text(TEXT, encoding="utf-8")
-    root = tmp_path_factory.mktemp("gate") / "ws"
-    with Workspace.create(root) as ws:
-        ws.load_vocabulary(SEED_OBO)
-        ws.ingest([docs], Layer.LITERATURE)
-        ws.build()
-    return root
+    return workspace_of(tmp_path_factory, {"lisinopril.txt": TEXT}, Layer.LITERATURE)
 
 
 def _triple(confidence: float, review: ReviewState = ReviewState.PROPOSED) -> Triple:

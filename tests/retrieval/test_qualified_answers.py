@@ -11,7 +11,7 @@ import pytest
 from medkg.model import Layer, Qualifiers
 from medkg.retrieval.intent import about_patients
 from medkg.workspace import Workspace
-from tests.conftest import SEED_OBO
+from tests.retrieval.conftest import workspace_of
 
 pytestmark = pytest.mark.slow
 
@@ -29,15 +29,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def notes_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    notes = tmp_path_factory.mktemp("notes")
-    for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
-    root = tmp_path_factory.mktemp("qa") / "ws"
-    with Workspace.create(root) as ws:
-        ws.load_vocabulary(SEED_OBO)
-        ws.ingest([notes], Layer.USER)
-        ws.build()
-    return root
+    return workspace_of(tmp_path_factory, NOTES, Layer.USER)
 
 
 def test_a_question_about_patients_sets_family_history_and_negation_apart(
