@@ -44,7 +44,7 @@ def test_defect_03_rich_markup_in_user_text_does_not_crash_the_cli(workspace: Pa
 
 def test_defect_04_the_terminal_keeps_bracketed_text(workspace: Path) -> None:
     asked = runner.invoke(app, ["ask", "-w", str(workspace), "--mode", "local",
-                                "What caused the dry cough?"])
+                                "--show-proposed", "What caused the dry cough?"])
     assert asked.exit_code == 0, asked.output
     quote = "The dry cough is likely caused by lisinopril [see addendum]."
     assert f'"{quote}"' in asked.output  # the exact quote, brackets and all
