@@ -302,7 +302,7 @@ class RelationModel:
         for options in scored.values():
             cleared = sorted((o for o in options if o[0] >= 0), key=lambda o: -o[0])
             for _, head, pair, p in cleared:
-                if head.predicate in THERAPY:
+                if head.predicate in _TREATMENT:
                     harm = says_harm(ex, pair, head.groups)
                     if harm == "stated":
                         for _, other, pair2, q in options:
@@ -323,7 +323,8 @@ class RelationModel:
                            f"classifier:{head.name}")
 
 
-THERAPY = frozenset({Predicate.TREATS, Predicate.PREVENTS})
+# (evaluation.judging.THERAPY also counts contraindications: a different set)
+_TREATMENT = frozenset({Predicate.TREATS, Predicate.PREVENTS})
 # A sentence that says the chemical brought the disorder on ("cisplatin-induced
 # nephrotoxicity", "exacerbated asthma") does not state a treatment of it.
 _HARM_CUE = re.compile(r"\b(?:induc\w*|caus\w*|exacerbat\w*|precipitat\w*|worsen\w*|"
