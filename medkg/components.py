@@ -66,10 +66,55 @@ class Components:
             from medkg.store.registry import open_store
 
             self._check_backend()
+            self._to_tables()
             self._store = open_store(self.settings.store, self.layout.graph,
                                      read_only=self.read_only)
             self._check_iri_scheme(self._store)
         return self._store
+
+    def _to_tables(self) -> None:
+        """A workspace made before the typed tables (its graph in Oxigraph, its
+        settings saying so) moves its graph into them once, at its first writable
+        open: every object copied through the store contract, the counts compared,
+        then the settings switched and the old store removed. A crash before the
+        switch leaves the old store whole, and the next open starts again; nothing
+        is re-extracted (ids are the same, so vectors, indexes and decisions stay)."""
+        import os
+        import shutil
+
+        from medkg.config import ENV_PREFIX, StoreConfig
+        from medkg.errors import StoreError
+        from medkg.stagestate import STORE_BACKEND, STORE_TABLES
+        from medkg.store.copy import copy_graph
+        from medkg.store.registry import open_store
+
+        if self.state.version(STORE_TABLES) is not None:
+            return
+        legacy = (self.settings.store.backend == "oxigraph" and self.layout.graph.is_dir()
+                  and f"{ENV_PREFIX}STORE__BACKEND" not in os.environ)
+        if self.read_only:
+            return  # read as it is until a writer opens it
+        if legacy:
+            shutil.rmtree(self.layout.tables, ignore_errors=True)  # a copy cut short
+            tables = StoreConfig(**{**self.settings.store.model_dump(), "backend": "sqlite"})
+            source = open_store(self.settings.store, self.layout.graph)
+            target = open_store(tables, self.layout.graph)
+            try:
+                report = copy_graph(source, target, by_objects=True)
+            finally:
+                source.close()
+                target.close()
+            if not report.verified:
+                differ = ", ".join(f"{k} {a} vs {b}" for k, a, b in report.differences())
+                raise StoreError(f"moving the graph into its tables lost rows: {differ}",
+                                 hint="the old store is untouched; report this")
+            self.settings.store = tables
+            self.settings.save(self.layout.config)
+            self.state.record(STORE_BACKEND, "sqlite")
+            self.state.record(STORE_TABLES, "1")
+            shutil.rmtree(self.layout.graph, ignore_errors=True)
+            return
+        self.state.record(STORE_TABLES, "1")
 
     def _check_iri_scheme(self, store: GraphStore) -> None:
         """Concept IRIs follow :mod:`medkg.identifiers`; a workspace made before
@@ -94,7 +139,8 @@ class Components:
 
         backend = self.settings.store.backend
         recorded = self.state.version(STORE_BACKEND)
-        if recorded is None and backend != "oxigraph" and self.layout.graph.exists():
+        if recorded is None and backend != "oxigraph" and self.layout.graph.exists() \
+                and not self.layout.tables.exists():
             recorded = "oxigraph"  # made before the backend was recorded
         if recorded is None:
             if not self.read_only:

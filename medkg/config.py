@@ -274,11 +274,13 @@ class FactsConfig(Section):
 
 
 class StoreConfig(Section):
-    """Where the graph lives: ``oxigraph`` (embedded, in the workspace), ``memory``
-    (this process only), ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso) or ``neo4j``
-    (a Neo4j 5 database, over Bolt)."""
+    """Where the graph lives: ``sqlite`` (typed tables in one file in the workspace,
+    the default; its RDF is a projection beside it), ``oxigraph`` (RDF quads
+    embedded in the workspace, the store before the tables), ``memory`` (this
+    process only), ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso) or ``neo4j`` (a
+    Neo4j 5 database, over Bolt)."""
 
-    backend: Literal["oxigraph", "memory", "sparql", "neo4j"] = "oxigraph"
+    backend: Literal["sqlite", "oxigraph", "memory", "sparql", "neo4j"] = "sqlite"
     base_iri: str = Field("https://w3id.org/medkg/data/",
                           pattern=r"^https?://[^\s<>\"{}|\\^`]+[/#]$",
                           description="the graph's IRIs start with it (an http(s) IRI ending "

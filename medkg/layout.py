@@ -1,9 +1,11 @@
 """Every path inside a workspace, named once.
 
-A workspace is a directory: ``medkg.toml`` (settings), ``graph/`` (the RDF
-store), ``vectors/`` (derived vector indexes and the concept catalogue: safe to
-delete), ``cache/`` (embedding cache), ``construction/`` (the SAC-KG corpus and
-loop progress), ``llm/`` (LLM cache and ledger), ``retrieval/`` (the tag tree)
+A workspace is a directory: ``medkg.toml`` (settings), ``tables/`` (the graph's
+typed tables: the source of truth), ``rdf/`` (their RDF projection in Oxigraph:
+derived, safe to delete), ``graph/`` (the RDF store of a workspace kept in
+Oxigraph, and of those made before the tables), ``vectors/`` (derived vector
+indexes and the concept catalogue: safe to delete), ``cache/`` (embedding cache),
+``construction/`` (the SAC-KG corpus and loop progress), ``llm/`` (LLM cache and ledger), ``retrieval/`` (the tag tree)
 and ``state.sqlite`` (what each whole-workspace stage last did, by fingerprint).
 """
 
@@ -27,6 +29,16 @@ class WorkspaceLayout:
     @property
     def graph(self) -> Path:
         return self.root / "graph"
+
+    @property
+    def tables(self) -> Path:
+        """The graph's typed tables (``store.backend = "sqlite"``)."""
+        return self.root / "tables"
+
+    @property
+    def rdf(self) -> Path:
+        """The RDF projection of the tables (Oxigraph; derived, rebuilt when stale)."""
+        return self.root / "rdf"
 
     @property
     def vectors(self) -> Path:
@@ -96,6 +108,7 @@ class WorkspaceLayout:
 
     def owned(self) -> list[Path]:
         """Every file and directory the workspace keeps (nothing may be written over them)."""
-        return [self.config, self.graph, self.vectors, self.embedding_cache.parent,
+        return [self.config, self.graph, self.tables, self.rdf, self.vectors,
+                self.embedding_cache.parent,
                 self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
                 self.dataset, self.tokens, self.server, self.writer_lock]

@@ -169,6 +169,14 @@ class Qualifiers(BaseModel):
                                       (historical, "historical")) if on]
         return out
 
+    @property
+    def is_factual(self) -> bool:
+        """The one fact rule: whether a statement with these qualifiers may stand as a
+        plain edge (``h p t`` in RDF, a Biolink edge in every export): not negated,
+        not hedged or hypothetical, and about the patient (not family history)."""
+        return not (self.negated or self.uncertain or self.hypothetical) \
+            and self.experiencer == "patient"
+
     def about_someone_else_or_absent(self) -> bool:
         """Not an affirmed finding in the patient: set apart in answers about patients."""
         return self.experiencer != "patient" or self.negated or self.hypothetical
@@ -185,6 +193,10 @@ class Mention(BaseModel):
     end: int
     text: Text
     qualifiers: Qualifiers = Qualifiers()
+
+    def id_in(self, entity_id: str) -> str:
+        """The mention's id as a mention of ``entity_id`` (every store mints it here)."""
+        return stable_id("men", entity_id, self.chunk_id, self.start)
 
 
 class Concept(BaseModel):

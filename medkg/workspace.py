@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from medkg.review.queue import QueueFilter, QueueItem
     from medkg.store.base import Deletion, GraphStore
     from medkg.store.copy import CopyReport
+    from medkg.store.tables import TableStore
 
 __all__ = ["Access", "BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
 
@@ -325,7 +326,7 @@ class Workspace:
         here = self.settings.store
         if to.backend == "memory":
             raise WorkspaceError("a memory store ends with its process: nothing to copy to")
-        if to.backend == here.backend and (to.backend == "oxigraph" or (
+        if to.backend == here.backend and (to.backend in ("oxigraph", "sqlite") or (
                 to.url, to.base_iri, to.database) == (here.url, here.base_iri, here.database)):
             raise WorkspaceError(f"the graph is already in that {to.backend} store")
         target = open_store(to, self.layout.graph)
@@ -351,6 +352,35 @@ class Workspace:
             self.parts.state.record(STORE_BACKEND, to.backend)
             self.parts.state.record(STORE_BASE_IRI, to.base_iri)  # the copy's IRIs
         return report
+
+    def _tables(self) -> TableStore:
+        from medkg.store.tables import TableStore
+
+        store = self.store
+        if not isinstance(store, TableStore):
+            raise WorkspaceError(
+                f"this workspace keeps its graph in the {self.settings.store.backend} store, "
+                "which is RDF already: it has no projection to make",
+                hint="query that store directly (a SPARQL server's own endpoint), or move "
+                     "the graph into the tables: medkg store copy --to sqlite --switch")
+        return store
+
+    def rebuild_rdf(self) -> int:
+        """Make the RDF projection of the graph's tables again (``medkg rdf rebuild``);
+        how many quads it holds."""
+        self._writable()
+        from medkg.store.projection import RDFProjection
+
+        return RDFProjection(self.layout.rdf).rebuild(self._tables())
+
+    def sparql(self, query: str, fmt: str | None = None) -> tuple[str, bytes]:
+        """A read-only SPARQL 1.1 query on the live graph (its RDF projection, made
+        again first when the tables have changed since): (media type, the answer)."""
+        from medkg.store.projection import RDFProjection, run_query
+
+        projection = RDFProjection(self.layout.rdf).open(self._tables(),
+                                                         may_rebuild=not self.read_only)
+        return run_query(projection, query, fmt)
 
     def export(self, path: Path, fmt: str, *, overwrite: bool = False,
                reviewed: Reviewed = "not-rejected",

@@ -17,8 +17,8 @@ store = typer.Typer(help="The graph store: move the graph to another backend.",
 
 @store.command("copy")
 def store_copy(
-    to: Annotated[str, typer.Option("--to", help="target backend: sparql, neo4j or "
-                                                  "oxigraph")],
+    to: Annotated[str, typer.Option("--to", help="target backend: sqlite, sparql, neo4j "
+                                                  "or oxigraph")],
     url: Annotated[str, typer.Option(help="sparql: the query endpoint; neo4j: the server "
                                           "(neo4j://HOST:7687)")] = "",
     database: Annotated[str, typer.Option(help="neo4j: the database")] = "neo4j",
@@ -47,8 +47,9 @@ def store_copy(
     from medkg.config import StoreConfig
     from medkg.workspace import Workspace
 
-    if to not in ("sparql", "neo4j", "oxigraph"):
-        _fail(ConfigError(f"cannot copy to {to!r}", hint="--to sparql, neo4j or oxigraph"))
+    if to not in ("sqlite", "sparql", "neo4j", "oxigraph"):
+        _fail(ConfigError(f"cannot copy to {to!r}",
+                          hint="--to sqlite, sparql, neo4j or oxigraph"))
     with _run(lambda: Workspace.open(workspace)) as ws:
         try:
             target = StoreConfig(

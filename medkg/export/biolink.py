@@ -89,9 +89,9 @@ def knowledge_level(triple: Triple) -> str:
 
 
 def is_factual(q: Qualifiers) -> bool:
-    """Whether a statement may stand as a plain Biolink edge: not negated, not
-    hedged or hypothetical, and about the patient (not family history)."""
-    return not (q.negated or q.uncertain or q.hypothetical) and q.experiencer == "patient"
+    """Whether a statement may stand as a plain Biolink edge: the one fact rule,
+    :attr:`medkg.model.Qualifiers.is_factual`."""
+    return q.is_factual
 
 
 @functools.cache

@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 
 from medkg.config import RetrievalMode
 from medkg.errors import MedKGError, NotFoundError, RequestError
@@ -420,7 +421,48 @@ def create_app(workspace: Workspace) -> FastAPI:
             body = path.read_bytes()
         return Response(body, media_type=MEDIA[fmt])
 
+    @app.api_route("/sparql", methods=["GET", "POST"], tags=["export"],
+                   response_class=PlainTextResponse)
+    async def sparql(request: Request, _reviewer: Who) -> Response:
+        """The SPARQL 1.1 Protocol, read-only, on the live graph: ``query`` as a URL
+        parameter (GET), a form field or an ``application/sparql-query`` body (POST);
+        the answer in the media type ``Accept`` names (JSON results by default).
+        An update is refused."""
+        query = request.query_params.get("query")
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip()
+            if kind == "application/sparql-query":
+                query = (await request.body()).decode("utf-8", "replace")
+            elif kind == "application/x-www-form-urlencoded":
+                form = await request.form()
+                if "update" in form:
+                    raise HTTPException(403, "this endpoint is read-only: updates are refused")
+                found = form.get("query")
+                query = found if isinstance(found, str) else None
+            elif kind == "application/sparql-update":
+                raise HTTPException(403, "this endpoint is read-only: updates are refused")
+        if "update" in request.query_params:
+            raise HTTPException(403, "this endpoint is read-only: updates are refused")
+        if not query:
+            raise HTTPException(400, "no query: pass query=... (SPARQL 1.1 Protocol)")
+        fmt = sparql_format(request.headers.get("accept", ""))
+        media, body = await run_in_threadpool(lambda: run(lambda: workspace.sparql(query, fmt)))
+        return Response(body, media_type=media)
+
     return app
+
+
+def sparql_format(accept: str) -> str | None:
+    """The answer format an Accept header asks for (None: the default, JSON results
+    or N-Triples)."""
+    from medkg.store.projection import GRAPH_FORMATS, SOLUTION_FORMATS
+
+    wanted = [part.split(";")[0].strip() for part in accept.split(",")]
+    for media in wanted:
+        for name, known in (*SOLUTION_FORMATS.items(), *GRAPH_FORMATS.items()):
+            if media == known:
+                return name
+    return None
 
 
 MAX_NAME_BYTES = 200

@@ -391,6 +391,7 @@ class Neo4jGraphStore:
                  "predicate": t.predicate.value, "confidence": float(t.confidence),
                  "level": t.level, "review": t.review.value, "method": t.method,
                  "revision_of": t.revision_of, **_qualifier_props(t.qualifiers),
+                 "factual": t.qualifiers.is_factual,
                  "evidence": [{"id": _evidence_id(t.id, e), **e.model_dump()}
                               for e in t.evidence]} for t in triples]
         for predicate in Predicate:
@@ -403,7 +404,7 @@ class Neo4jGraphStore:
                 "SET s.confidence = CASE WHEN r.confidence > s.confidence THEN r.confidence "
                 "ELSE s.confidence END "
                 "MERGE (s)-[:SUBJECT]->(h) MERGE (s)-[:OBJECT]->(t) "
-                "WITH s, r, h, t CALL { WITH s, r, h, t WITH s, r, h, t WHERE NOT r.q_negated "
+                "WITH s, r, h, t CALL { WITH s, r, h, t WITH s, r, h, t WHERE r.factual "
                 f"MERGE (h)-[f:{fact}]->(t) SET f.statement_ids = "
                 "[x IN coalesce(f.statement_ids, []) WHERE x <> r.id] + r.id } "
                 "WITH s, r UNWIND r.evidence AS ev MERGE (v:Evidence {id: ev.id}) SET v += ev "

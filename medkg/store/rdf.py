@@ -35,7 +35,7 @@ from medkg.model import (
 )
 from medkg.store import rdf_mapping as rm
 from medkg.store.base import Deletion
-from medkg.store.rdf_reading import RDFReader, _is_true, _one
+from medkg.store.rdf_reading import RDFReader, _one
 from medkg.store.vocab import BIOLINK, LINK_PREDICATES, MKG, IRIs
 
 if TYPE_CHECKING:
@@ -184,11 +184,11 @@ class RDFGraphStore(RDFReader):
             predicate = graph.value(s_node, RDF.predicate)
             take((s_node, None, None))
             out.triples.append(self._id_of(s_node))
-            # The plain fact goes when no other positive statement of it remains.
+            # The plain fact goes when no other factual statement of it remains.
             if head is not None and predicate is not None and tail is not None and not any(
                     x not in gone_statements
                     and (x, RDF.predicate, predicate) in graph and (x, RDF.object, tail) in graph
-                    and not _is_true(graph.value(x, MKG.negated))
+                    and self._qualifiers(self._props(x)).is_factual
                     for x in graph.subjects(RDF.subject, head)):
                 take((head, predicate, tail))
         for e in sorted(gone_entities):
@@ -317,7 +317,7 @@ class RDFGraphStore(RDFReader):
 
     def remove_triples(self, triple_ids: Iterable[str]) -> list[str]:
         """Remove statements (their evidence nodes too, where no other statement
-        uses them; the plain fact where no other positive statement asserts it),
+        uses them; the plain fact where no other factual statement asserts it),
         in one transaction; returns the ids that were there."""
         gone: dict[AnyQuad, None] = {}
         removed: list[str] = []
@@ -338,7 +338,8 @@ class RDFGraphStore(RDFReader):
                         for s, p, o in graph.triples((node, None, None)))
             if head is not None and predicate is not None and tail is not None and not any(
                     x not in nodes and (x, RDF.predicate, predicate) in graph
-                    and (x, RDF.object, tail) in graph and not _is_true(graph.value(x, MKG.negated))
+                    and (x, RDF.object, tail) in graph
+                    and self._qualifiers(self._props(x)).is_factual
                     for x in graph.subjects(RDF.subject, head)):
                 gone[(head, predicate, tail, graph_iri)] = None
         self._remove(list(gone))

@@ -3,7 +3,8 @@
 - documents and chunks: ``mkg:Document`` / ``mkg:Chunk`` with PROV-O derivation;
 - concepts: ``skos:Concept`` with SKOS labels and definition;
 - entities: ``mkg:Entity`` with ``skos:prefLabel`` and ``mkg:Mention`` nodes;
-- triples: the plain fact (Biolink predicate, only when not negated) plus an
+- triples: the plain fact (Biolink predicate, only when ``Qualifiers.is_factual``)
+  plus an
   ``rdf:Statement`` node carrying evidence, qualifiers, confidence, review state.
 """
 
@@ -26,7 +27,6 @@ from medkg.model import (
     Qualifiers,
     ReviewTarget,
     Triple,
-    stable_id,
 )
 from medkg.store.vocab import LINK_PREDICATES, MKG, IRIs, predicate_iri
 
@@ -135,7 +135,7 @@ def _qualifier_quads(node: URIRef, q: Qualifiers, g: URIRef, *, defaults: bool =
 
 def mention_quads(iris: IRIs, entity: Entity, mention: Mention) -> list[Quad]:
     g = iris.graph(entity.layer)
-    m = iris.node("mention", stable_id("men", entity.id, mention.chunk_id, mention.start))
+    m = iris.node("mention", mention.id_in(entity.id))
     return [
         (iris.node("entity", entity.id), MKG.mention, m, g),
         (m, RDF.type, MKG.Mention, g),
@@ -179,7 +179,7 @@ def triple_header_quads(iris: IRIs, triple: Triple) -> list[Quad]:
     ]
     if triple.revision_of:
         quads.append((s, PROV.wasRevisionOf, iris.node("statement", triple.revision_of), g))
-    if not triple.qualifiers.negated:
+    if triple.qualifiers.is_factual:  # the one fact rule (model.Qualifiers)
         quads.append((h, p, t, g))
     return quads
 

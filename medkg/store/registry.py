@@ -40,6 +40,16 @@ def open_store(cfg: StoreConfig, directory: Path, *, read_only: bool = False) ->
     return factory(cfg, directory, read_only)
 
 
+def _sqlite(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
+    from medkg.store.tables import open_tables
+
+    # Beside the directory the RDF backends use (``graph/``): a workspace whose
+    # graph moves between the two (``medkg store copy``, the one-time migration)
+    # keeps both apart. WorkspaceLayout.tables names the same place.
+    return open_tables(directory.with_name("tables"), base_iri=cfg.base_iri,
+                       read_only=read_only)
+
+
 def _oxigraph(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
     from medkg.store.rdf import RDFGraphStore
 
@@ -82,6 +92,7 @@ def _neo4j(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
                            batch_size=cfg.batch_size, read_only=read_only)
 
 
+register_backend("sqlite", _sqlite)
 register_backend("oxigraph", _oxigraph)
 register_backend("neo4j", _neo4j)
 register_backend("sparql", _sparql)

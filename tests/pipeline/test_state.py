@@ -46,7 +46,7 @@ def test_what_a_rebuild_redoes(tmp_path: Path) -> None:
         ws.build()
         assert documents_to_extract(ws.store) == []
         done = ws.parts.state.recorded()
-        assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme",
+        assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme", "store.tables",
                              "vocabulary", "link", "summarise"}
         ws.build()
         assert ws.parts.state.recorded() == done  # nothing changed: same fingerprints

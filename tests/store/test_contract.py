@@ -7,6 +7,7 @@ MEDKG_TEST_NEO4J_URI names a database (see tests/conftest.py: store_config).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from medkg.store.base import GraphStore
 from medkg.store.neo4j import Neo4jGraphStore
 from medkg.store.registry import backend_names, open_store
 from medkg.store.sparql import SPARQLProtocolStore
+from medkg.store.tables import TableStore
 from tests.conftest import store_config
 
 BASE = "https://example.org/kg/"
@@ -382,6 +384,13 @@ def test_defect_02_an_interrupted_delete_leaves_all_or_nothing(
     monkeypatch.setattr(rdflib.Dataset, "update", crash)
     monkeypatch.setattr(SPARQLProtocolStore, "run_update", crash)
     monkeypatch.setattr(Neo4jGraphStore, "_write", crash)
+
+    def crash_midway(self: TableStore, db: sqlite3.Connection, document_id: str,
+                     *args: object, **kwargs: object) -> None:
+        db.execute("DELETE FROM mentions WHERE document_id = ?", (document_id,))
+        raise KeyboardInterrupt("simulated crash")
+
+    monkeypatch.setattr(TableStore, "_delete", crash_midway)
     journal: list[object] = []
     with pytest.raises(KeyboardInterrupt):
         store.delete_document(doc.id, journal=journal.append)
