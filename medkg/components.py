@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
     from medkg.retrieval.lexical import LexicalIndex
+    from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
     from medkg.stagestate import StageState
     from medkg.store.base import GraphStore
@@ -51,6 +52,8 @@ class Components:
         self._tree: TagTree | None = None
         self._nlp: Language | None = None
         self.reconciled = False  # derived data checked against the graph (pipeline.reconcile)
+        # (stamp, retriever): the question path's retriever, kept while nothing changed
+        self.retriever_cache: tuple[str, LocalRetriever] | None = None
 
     def close(self) -> None:
         for part in (self._store, self._embedder, self._corpus, self._state, self._llm,
@@ -58,6 +61,7 @@ class Components:
             if part is not None:
                 part.close()
         self._store = self._embedder = self._corpus = self._state = None
+        self.retriever_cache = None
         self._llm = self._ledger = self._lexical = None
 
     @property

@@ -5,8 +5,9 @@ typed tables: the source of truth), ``rdf/`` (their RDF projection in Oxigraph:
 derived, safe to delete), ``graph/`` (the RDF store of a workspace kept in
 Oxigraph, and of those made before the tables), ``vectors/`` (derived vector
 indexes and the concept catalogue: safe to delete), ``cache/`` (embedding cache),
-``construction/`` (the SAC-KG corpus and loop progress), ``llm/`` (LLM cache and ledger), ``retrieval/`` (the tag tree)
-and ``state.sqlite`` (what each whole-workspace stage last did, by fingerprint).
+``construction/`` (the SAC-KG corpus and loop progress), ``llm/`` (LLM cache and
+ledger), ``retrieval/`` (the tag tree) and ``state.sqlite`` (what each
+whole-workspace stage last did, by fingerprint).
 """
 
 from __future__ import annotations

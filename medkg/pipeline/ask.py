@@ -16,17 +16,26 @@ if TYPE_CHECKING:
 
 
 def retriever(parts: Components) -> LocalRetriever:
-    from medkg.pipeline.reconcile import reconcile
+    """The workspace's retriever: one per open workspace, with its caches, for as
+    long as neither the graph nor a derived file changes (their stamp); a store
+    that keeps no revision gets a new one each time."""
+    from medkg.pipeline.reconcile import reconcile, stamp
     from medkg.retrieval.local import Indexes, LocalRetriever
 
     reconcile(parts)
-    return LocalRetriever(
+    key = stamp(parts)
+    if key is not None and parts.retriever_cache is not None \
+            and parts.retriever_cache[0] == key:
+        return parts.retriever_cache[1]
+    made = LocalRetriever(
         parts.store, parts.embedder,
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
                 lexical=parts.lexical),
         parts.pipeline(), parts.settings.retrieval, traversal_guide(parts),
         parts.concept_index(), parts.settings.facts,
     )
+    parts.retriever_cache = (key, made) if key is not None else None
+    return made
 
 
 def check_mode(mode: str) -> RetrievalMode:

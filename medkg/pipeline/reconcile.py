@@ -37,14 +37,42 @@ class Reconciled:
                     or self.stale_tree_leaves)
 
 
+RECONCILED = "reconciled"  # the stamp of the graph and derived files last reconciled
+
+
+def stamp(parts: Components) -> str | None:
+    """What reconcile's work depends on, cheaply: the tables' revision (every
+    write moves it on) and the size and time of each derived file; None where the
+    store keeps no revision (the RDF and Neo4j backends: reconcile each process)."""
+    from medkg.stagestate import fingerprint
+
+    revision = getattr(parts.store, "revision", None)
+    if revision is None:
+        return None
+    layout = parts.layout
+    files = [layout.vector_index("chunks"), layout.vector_index("entities"),
+             layout.lexical_index, layout.tag_tree]
+    seen = [(str(f), f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (str(f),)
+            for f in files]
+    return fingerprint(revision(), seen)
+
+
 def reconcile(parts: Components) -> Reconciled:
-    """Once per open workspace (later calls return at once: nothing else writes).
+    """Once per open workspace (later calls return at once: nothing else writes),
+    and not at all when neither the graph nor a derived file changed since the
+    last reconcile (its stamp, recorded in the stage state) and no delete is
+    pending: a question then reads nothing to check.
 
     A workspace opened read-only (another process is writing it) is brought in
     line in memory only: vectors, lexical entries and tree leaves of chunks and
     entities its graph snapshot lacks are left out of this process's view;
     nothing is written, nothing is embedded."""
     if parts.reconciled:
+        return Reconciled()
+    now = stamp(parts)
+    if now is not None and now == parts.state.version(RECONCILED) \
+            and not parts.state.pending_deletes():
+        parts.reconciled = True
         return Reconciled()
     if parts.read_only:
         return _hide_unknown(parts)
@@ -91,6 +119,8 @@ def reconcile(parts: Components) -> Reconciled:
             tree.save(parts.layout.tag_tree)
         out.stale_tree_leaves = len(leaves)
     parts.reconciled = True
+    if (after := stamp(parts)) is not None:
+        parts.state.record(RECONCILED, after)
     return out
 
 

@@ -13,6 +13,7 @@ found by its stamp, never read.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from datetime import datetime
@@ -27,7 +28,7 @@ from medkg.errors import StoreError
 from medkg.files import atomic_text
 from medkg.model import Layer, LinkKind, stable_id
 from medkg.store import rdf_mapping as rm
-from medkg.store.vocab import MKG
+from medkg.store.vocab import BIOLINK, MKG
 
 if TYPE_CHECKING:
     from medkg.store.tables import TableStore
@@ -36,7 +37,26 @@ Quad = tuple[Node, Node, Node, URIRef]
 
 
 def project(store: TableStore) -> Iterator[Quad]:
-    """Every quad of the graph, made from the tables a page at a time."""
+    """Every quad of the graph, once, made from the tables a page at a time (what
+    several rows share, an evidence node, a plain fact, a curator, is remembered
+    by key so that it comes once: memory in the number of statements, never in
+    the number of mentions)."""
+    shared: set[tuple[str, ...]] = set()
+    for quad in _rows_as_quads(store):
+        s, p, _o, _g = quad
+        if _SHARED_SUBJECTS.search(str(s)) or str(p).startswith(_BIOLINK):
+            key = tuple(map(str, quad))
+            if key in shared:
+                continue
+            shared.add(key)
+        yield quad
+
+
+_BIOLINK = str(BIOLINK)
+_SHARED_SUBJECTS = re.compile(r"/(evidence|reviewer)/[^/]*$")
+
+
+def _rows_as_quads(store: TableStore) -> Iterator[Quad]:
     iris = store.iris
     for layer in (Layer.USER, Layer.LITERATURE):
         graph = iris.graph(layer)

@@ -45,11 +45,12 @@ def test_what_a_rebuild_redoes(tmp_path: Path) -> None:
         assert [d for _, d in documents_to_extract(ws.store)] == ws.store.document_ids()
         ws.build()
         assert documents_to_extract(ws.store) == []
-        done = ws.parts.state.recorded()
+        done = {k: v for k, v in ws.parts.state.recorded().items() if k != "reconciled"}
         assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme", "store.tables",
                              "vocabulary", "link", "summarise"}
         ws.build()
-        assert ws.parts.state.recorded() == done  # nothing changed: same fingerprints
+        assert {k: v for k, v in ws.parts.state.recorded().items()
+                if k != "reconciled"} == done  # nothing changed: same fingerprints
         ws.load_vocabulary(SEED_OBO)
         assert "link" not in ws.parts.state.recorded()  # links are redone
         ws.build()
