@@ -167,7 +167,8 @@ class RDFProjection:
         store = ox.Store(str(building))
         pending: list[Any] = []
         for s, p, o, g in project(tables):
-            pending.append(ox.Quad(to_ox(s), to_ox(p), to_ox(o), ox.NamedNode(str(g))))
+            pending.append(ox.Quad(to_ox(s), to_ox(p), to_ox(o),  # type: ignore[arg-type]
+                                   ox.NamedNode(str(g))))
             if len(pending) >= batch:
                 store.bulk_extend(pending)
                 pending = []
@@ -217,7 +218,8 @@ def run_query(store: Any, query: str, fmt: str | None = None) -> tuple[str, byte
     if isinstance(result, ox.QueryTriples):
         name = fmt if fmt in GRAPH_FORMATS else "nt"
         rdf = ox.RdfFormat.from_media_type(GRAPH_FORMATS[name])
-        return GRAPH_FORMATS[name], bytes(result.serialize(format=rdf))
+        return GRAPH_FORMATS[name], bytes(result.serialize(format=rdf) or b"")
     name = fmt if fmt in SOLUTION_FORMATS else "json"
     media = SOLUTION_FORMATS[name]
-    return media, bytes(result.serialize(format=ox.QueryResultsFormat.from_media_type(media)))
+    answer = result.serialize(format=ox.QueryResultsFormat.from_media_type(media))
+    return media, bytes(answer or b"")

@@ -188,7 +188,7 @@ class RDFGraphStore(RDFReader):
             if head is not None and predicate is not None and tail is not None and not any(
                     x not in gone_statements
                     and (x, RDF.predicate, predicate) in graph and (x, RDF.object, tail) in graph
-                    and self._qualifiers(self._props(x)).is_factual
+                    and self._qualifiers(self._props(URIRef(str(x)))).is_factual
                     for x in graph.subjects(RDF.subject, head)):
                 take((head, predicate, tail))
         for e in sorted(gone_entities):
@@ -339,7 +339,7 @@ class RDFGraphStore(RDFReader):
             if head is not None and predicate is not None and tail is not None and not any(
                     x not in nodes and (x, RDF.predicate, predicate) in graph
                     and (x, RDF.object, tail) in graph
-                    and self._qualifiers(self._props(x)).is_factual
+                    and self._qualifiers(self._props(URIRef(str(x)))).is_factual
                     for x in graph.subjects(RDF.subject, head)):
                 gone[(head, predicate, tail, graph_iri)] = None
         self._remove(list(gone))

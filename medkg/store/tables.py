@@ -603,9 +603,10 @@ class TableStore:
     @staticmethod
     def _decision_from(r: tuple[Any, ...]) -> Decision:
         kind = ReviewTarget(r[1])
-        snapshot: type[StatementSnapshot | EntitySnapshot | MergeSnapshot] = {
-            ReviewTarget.STATEMENT: StatementSnapshot, ReviewTarget.ENTITY: EntitySnapshot,
-            ReviewTarget.MERGE: MergeSnapshot}[kind]
+        snapshots: dict[ReviewTarget, type[StatementSnapshot | EntitySnapshot | MergeSnapshot]]
+        snapshots = {ReviewTarget.STATEMENT: StatementSnapshot,
+                     ReviewTarget.ENTITY: EntitySnapshot, ReviewTarget.MERGE: MergeSnapshot}
+        snapshot = snapshots[kind]
         edit: type[StatementEdit | EntityEdit] = (
             StatementEdit if kind is ReviewTarget.STATEMENT else EntityEdit)
         return Decision(id=r[0], target_kind=kind, target=r[2], action=ReviewAction(r[3]),
@@ -768,8 +769,8 @@ class TableStore:
         projection of them holds (:mod:`medkg.store.projection`)."""
         per: dict[tuple[str, str], int] = {}
         for table in ("documents", "chunks", "entities", "statements"):
-            for layer, n in self._rows(f"SELECT layer, count(*) FROM {table} GROUP BY layer"):
-                per[(table, layer)] = int(n)
+            for name, n in self._rows(f"SELECT layer, count(*) FROM {table} GROUP BY layer"):
+                per[(table, name)] = int(n)
 
         def layer(which: Layer) -> LayerCounts:
             return LayerCounts(*(per.get((t, which.value), 0)
