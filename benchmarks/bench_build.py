@@ -180,6 +180,7 @@ def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
     shutil.rmtree(ws_path, ignore_errors=True)
     shutil.copytree(template / "ws", ws_path)
     Settings().save(ws_path / "medkg.toml")  # this checkout's defaults (and settings names)
+    graph_dirs = [ws_path / name for name in ("graph", "tables", "rdf")]
     ws = Workspace.open(ws_path)
     result: dict[str, object] = {}
     clock_cm = timing.recording() if timing is not None else None
@@ -209,7 +210,7 @@ def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
         "peak_rss_mb": _peak_rss_mb(),
         "workspace_mb": sum(p.stat().st_size for p in ws_path.rglob("*") if p.is_file())
         / 2**20,
-        "graph_mb": sum(p.stat().st_size for p in (ws_path / "graph").rglob("*")
+        "graph_mb": sum(p.stat().st_size for d in graph_dirs for p in d.rglob("*")
                         if p.is_file()) / 2**20,
     })
     if clock is not None and timing is not None:
@@ -243,11 +244,16 @@ def _peak_rss_mb() -> float:
 
 
 def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None,
-           settings: dict[str, str] | None = None) -> dict[str, object]:
+           settings: dict[str, str] | None = None, template: str = "template"
+           ) -> dict[str, object]:
+    """One arm in a child process of checkout ``src``; ``template``: the directory
+    (under --out) of the template workspace it starts from (a checkout whose
+    workspace format differs makes its own: ``--arm template`` run by it)."""
     env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1",
            "XDG_CACHE_HOME": str(args.out / "xdg-cache"), **(settings or {})}
+    workdir = args.out / (template if arm == "template" else arm)
     command = [sys.executable, __file__, "--arm", arm, "--corpus-file", str(args.corpus_file),
-               "--workdir", str(args.out / arm), "--out", str(args.out)]
+               "--workdir", str(workdir), "--out", str(args.out), "--template", template]
     if cache is not None:
         command += ["--concept-cache", str(cache)]
 
@@ -282,6 +288,7 @@ def main() -> None:
     parser.add_argument("--arm", help=argparse.SUPPRESS)
     parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--template", default="template", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.arm == "floor":
         print(json.dumps(run_floor(args.corpus_file)))
@@ -292,7 +299,7 @@ def main() -> None:
         return
     if args.arm:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.out / "template")))
+        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.out / args.template)))
         return
     keep = args.out is not None
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-build-"))
@@ -307,7 +314,12 @@ def main() -> None:
               flush=True)
     arms: dict[str, dict[str, object]] = {}
     if args.baseline_src:
-        arms["before"] = _child("before", args.baseline_src.resolve(), args, cache)
+        # its own template: a checkout from before the typed tables cannot read the
+        # workspace this one makes (and this one would move that one's graph)
+        baseline = args.baseline_src.resolve()
+        if not (args.out / "template-before" / "done").exists():
+            _child("template", baseline, args, cache, template="template-before")
+        arms["before"] = _child("before", baseline, args, cache, template="template-before")
     arms["now"] = _child("now", REPO, args, cache)
     for workers in args.dask_workers:
         from distributed import LocalCluster

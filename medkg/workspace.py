@@ -81,6 +81,7 @@ class Workspace:
         self.settings = settings
         self.read_only = read_only
         self.busy = busy  # who was writing when this one opened read-only (if known)
+        self.served_by: str | None = None  # the URL of the server that owns it, if one does
         self._lock = lock
         self.parts = Components(self.layout, settings, read_only=read_only)
 
@@ -120,10 +121,16 @@ class Workspace:
                 f"{layout.root} is not a medkg workspace (no {layout.config.name})",
                 hint=f"create one with `medkg init {layout.root}`",
             )
-        from medkg.server.access import check_not_served
+        from medkg.server.access import check_not_served, running_server
 
-        check_not_served(layout)  # the store takes one process: the server's
+        if access == "write":
+            check_not_served(layout)  # one writer: the server
         settings = Settings.load(layout.config)
+        served_by = running_server(layout)
+        if served_by is not None:  # a reader beside the server: what it has committed
+            ws = cls(layout.root, settings, read_only=True)
+            ws.served_by = served_by
+            return ws
         if access == "read":
             return cls(layout.root, settings, read_only=True)
         try:

@@ -61,7 +61,8 @@ def open_to_read(path: Path) -> Workspace:
 
     ws = _run(lambda: Workspace.open(path, access="auto"))
     if ws.read_only:
-        who = ws.busy.describe() if ws.busy is not None else "another process"
+        who = (f"the medkg server at {ws.served_by}" if ws.served_by is not None
+               else ws.busy.describe() if ws.busy is not None else "another process")
         console.print(label("note:", "yellow", f"{who} is writing this workspace: reading "
                             "what it has committed so far"), soft_wrap=True)
     return ws

@@ -23,7 +23,7 @@ opposed words, and negated forms (non-small cell, atypical).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -102,11 +102,14 @@ def resolve(
     abbreviations: dict[str, str] | None = None,
     refused: Iterable[tuple[str, str]] = (),
     settings: ResolutionSettings = ResolutionSettings(),
+    mention_counts: Mapping[str, int] | None = None,
 ) -> list[Link]:
     """``same_as`` links for the entities of one layer (``index`` holds their vectors).
 
     ``abbreviations`` maps short forms defined in the documents to long forms;
-    ``refused`` pairs (from ``different_from`` links) never merge.
+    ``refused`` pairs (from ``different_from`` links) never merge; a cluster's
+    survivor is the entity with a concept and the most mentions (``mention_counts``
+    where the entities came without their mentions).
     """
     by_id = {e.id: e for e in entities}
     no = {frozenset(p) for p in refused}
@@ -131,7 +134,9 @@ def resolve(
     for group in members.values():
         if len(group) < 2:
             continue
-        survivor = max(group, key=lambda e: (bool(e.concept_ids), len(e.mentions), e.id))
+        survivor = max(group, key=lambda e: (
+            bool(e.concept_ids),
+            mention_counts[e.id] if mention_counts is not None else len(e.mentions), e.id))
         for e in group:
             if e.id == survivor.id:
                 continue

@@ -57,8 +57,11 @@ def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:
     progress("link", 0, 1)
     store, embedder, cfg = parts.store, parts.embedder, parts.settings.linking
     with timing.stage("store"):
-        user = store.entities(Layer.USER)
-        literature = store.entities(Layer.LITERATURE)
+        # without their mentions where the store can (the tables): linking compares
+        # names, types, contexts and concepts; resolution counts mentions apart
+        heads = getattr(store, "entity_heads", store.entities)
+        user = heads(Layer.USER)
+        literature = heads(Layer.LITERATURE)
     user_vectors = embed_entities(embedder, user)
     lit_vectors = embed_entities(embedder, literature)
     index = parts.index("entities")
@@ -124,7 +127,9 @@ def _resolve(parts: Components, layer: Layer, entities: list[Entity], vectors: M
     settings = ResolutionSettings(candidates=cfg.resolution_candidates,
                                   min_cosine=cfg.resolution_min_cosine,
                                   min_name_similarity=cfg.resolution_min_name_similarity)
-    merges = resolve(entities, vectors, index, abbreviations, refused, settings)
+    counts = getattr(store, "mention_counts", None)
+    merges = resolve(entities, vectors, index, abbreviations, refused, settings,
+                     counts([e.id for e in entities]) if counts is not None else None)
     ids = {e.id for e in entities}
     stale = [x for x in store.links(kind=LinkKind.SAME_AS) if x.source in ids and x not in merges]
     store.remove_links(stale)

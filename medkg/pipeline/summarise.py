@@ -69,6 +69,10 @@ def chunk_graph(parts: Components, chunks: Sequence[Chunk]) -> ChunkGraph:
     """The entities (with only their mentions there) and triples of these chunks."""
     from medkg.pipeline.state import DOCUMENT_LAYERS
 
+    read = getattr(parts.store, "chunk_graph", None)
+    if read is not None:  # the tables: read by the chunks' documents
+        entities, triples_of = read(chunks)
+        return ChunkGraph(entities=entities, triples=triples_of)
     wanted = {c.id for c in chunks}
     by_chunk: dict[str, list[Entity]] = {}
     for layer in DOCUMENT_LAYERS:

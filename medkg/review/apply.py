@@ -100,8 +100,12 @@ def resolve_entity(store: GraphStore, target: str, before: EntitySnapshot | None
     if before is None or not before.mentions:
         return None
     where = set(before.mentions)
-    found = [e.id for e in store.entities(before.layer)
-             if where & {(m.chunk_id, m.start) for m in e.mentions}]
+    at = getattr(store, "entities_mentioned_at", None)
+    if at is not None:  # the tables: read by the places' documents
+        found = at(before.layer, where)
+    else:
+        found = [e.id for e in store.entities(before.layer)
+                 if where & {(m.chunk_id, m.start) for m in e.mentions}]
     return found[0] if len(found) == 1 else None
 
 

@@ -412,6 +412,75 @@ class TableStore:
         for rows in self._pages(self._ENTITY, "id", "layer = ?", (layer.value,)):
             yield self._entities(rows)
 
+    def entity_heads(self, layer: Layer) -> list[Entity]:
+        """The layer's entities without their mentions (name, type, context, concepts:
+        what linking embeds and compares), a page at a time from the tables; no
+        mention is read, so the list is small beside the layer's mentions."""
+        out: list[Entity] = []
+        for rows in self._pages(self._ENTITY, "id", "layer = ?", (layer.value,)):
+            concepts = self._concept_ids_of([r[0] for r in rows])
+            out += [Entity(id=r[0], layer=Layer(r[1]), name=r[2], type=r[3], context=r[4],
+                           concept_ids=concepts.get(r[0], [])) for r in rows]
+        return out
+
+    def entities_mentioned_at(self, layer: Layer, places: Iterable[tuple[str, int]]
+                              ) -> list[str]:
+        """The ids of the layer's entities mentioned at any of these (chunk id, start)
+        places, read by the places' documents."""
+        wanted = set(places)
+        documents = sorted({c.document_id for c in
+                            self.chunks_by_id(sorted({c for c, _ in wanted})).values()})
+        found: set[str] = set()
+        for batch in _batches(documents):
+            found.update(r[0] for r in self._rows(
+                "SELECT m.entity_id, m.chunk_id, m.start_at FROM mentions m JOIN entities e "
+                f"ON e.id = m.entity_id WHERE m.document_id IN ({_marks(len(batch))}) "
+                "AND e.layer = ?", [*batch, layer.value]) if (r[1], r[2]) in wanted)
+        return sorted(found)
+
+    def chunk_graph(self, chunks: Sequence[Chunk]
+                    ) -> tuple[dict[str, list[Entity]], dict[str, list[Triple]]]:
+        """What these chunks hold: per chunk, the entities mentioned there (with only
+        those mentions) and the statements in force with evidence there; read by the
+        chunks' documents, never the whole layer."""
+        wanted = {c.id for c in chunks}
+        documents = sorted({c.document_id for c in chunks})
+        mentions: dict[str, dict[str, list[Mention]]] = defaultdict(lambda: defaultdict(list))
+        statement_ids: set[str] = set()
+        for batch in _batches(documents):
+            marks = _marks(len(batch))
+            for r in self._rows(f"SELECT entity_id, chunk_id, document_id, start_at, end_at, "
+                                f"text, {_Q} FROM mentions WHERE document_id IN ({marks}) "
+                                "ORDER BY entity_id, document_id, start_at", batch):
+                if r[1] in wanted:
+                    mentions[r[1]][r[0]].append(Mention(
+                        chunk_id=r[1], document_id=r[2], start=r[3], end=r[4], text=r[5],
+                        qualifiers=qualifiers_of(r[6:])))
+            statement_ids.update(r[0] for r in self._rows(
+                f"SELECT DISTINCT statement_id FROM evidence WHERE document_id IN ({marks})",
+                batch))
+        heads = {r[0]: r for batch in _batches(sorted({e for m in mentions.values() for e in m}))
+                 for r in self._rows(f"{self._ENTITY} WHERE id IN ({_marks(len(batch))})",
+                                     batch)}
+        concepts = self._concept_ids_of(sorted(heads))
+        entities: dict[str, list[Entity]] = {}
+        for chunk_id, found in mentions.items():
+            entities[chunk_id] = [
+                Entity(id=h[0], layer=Layer(h[1]), name=h[2], type=h[3], context=h[4],
+                       concept_ids=concepts.get(h[0], []), mentions=found[eid])
+                for eid in sorted(found) if (h := heads.get(eid)) is not None]
+        triples: dict[str, list[Triple]] = {}
+        ordered = sorted(statement_ids)
+        for batch in _batches(ordered):
+            for t in self._triples(self._rows(
+                    f"{self._STATEMENT} WHERE id IN ({_marks(len(batch))})", batch)):
+                if not t.in_force:
+                    continue
+                for ev in t.evidence:  # as the contract's reading does: once a quote
+                    if ev.chunk_id in wanted:
+                        triples.setdefault(ev.chunk_id, []).append(t)
+        return entities, triples
+
     def entities_of_concepts(self, concept_ids: Iterable[str]) -> list[EntityBrief]:
         wanted = list(dict.fromkeys(concept_ids))
         found: set[str] = set()

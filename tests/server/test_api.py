@@ -178,15 +178,21 @@ def test_documents_entities_and_ask(served: tuple[TestClient, dict[str, str], Pa
 
 def test_a_cli_command_on_a_served_workspace_names_the_server(built_workspace: Path,
                                                               tmp_path: Path) -> None:
+    """A command that writes is refused, naming the server; one that only reads
+    reads what the server has committed (the tables take readers beside a writer)."""
     root = copy_workspace(built_workspace, tmp_path / "ws")
     other = subprocess.Popen(["sleep", "60"])
     try:
         WorkspaceLayout(root).server.write_text(json.dumps(
             {"url": "http://127.0.0.1:8765/", "pid": other.pid}))
-        result = runner.invoke(cli, ["stats", "-w", str(root)])
+        result = runner.invoke(cli, ["build", "-w", str(root)])
         assert result.exit_code == 1
         assert "a medkg server owns this workspace: http://127.0.0.1:8765/" in result.output
         assert "Traceback" not in result.output and "lock" not in result.output.lower()
+        read = runner.invoke(cli, ["stats", "-w", str(root)])
+        assert read.exit_code == 0, read.output
+        assert "the medkg server at http://127.0.0.1:8765/" in read.output
+        assert "literature.triples" in read.output
     finally:
         other.kill()
         other.wait()
