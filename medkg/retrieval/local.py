@@ -27,7 +27,16 @@ from medkg.config import FactsConfig, RetrievalConfig, RetrievalMode
 from medkg.errors import NotFoundError, RetrievalError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
-from medkg.model import Chunk, EntityBrief, Layer, LinkKind, Predicate, Qualifiers, Triple
+from medkg.model import (
+    Chunk,
+    Document,
+    EntityBrief,
+    Layer,
+    LinkKind,
+    Predicate,
+    Qualifiers,
+    Triple,
+)
 from medkg.ontology.index import ConceptIndex
 from medkg.retrieval.answer import (
     Answer,
@@ -195,6 +204,7 @@ class LocalRetriever:
         self._entity_cache: dict[str, EntityBrief] = {}
         self._parsed: dict[str, Doc] = {}  # the last few questions, parsed
         self._link_cache: dict[str, set[str]] = {}
+        self._documents: dict[str, Document] = {}  # the last few cited documents
         self._definition_cache: dict[str, list[str]] = {}
         self._same_concept_cache: dict[str, set[str]] = {}
 
@@ -396,6 +406,21 @@ class LocalRetriever:
             self._entity_cache.update((b.id, b) for b in self._store.entity_briefs(missing))
         return {e: self._entity_cache[e] for e in wanted if e in self._entity_cache}
 
+    def _link_all(self, entity_ids: Sequence[str]) -> None:
+        """:meth:`_linked` of these entities, read in one batched query where the
+        store has one (the tables' ``links_of``), not two a seed."""
+        missing = [e for e in dict.fromkeys(entity_ids) if e not in self._link_cache]
+        batch = getattr(self._store, "links_of", None)
+        if not missing or batch is None:
+            return
+        found: dict[str, set[str]] = {e: set() for e in missing}
+        for link in batch(missing, (LinkKind.REFERENCE_OF, LinkKind.SAME_AS)):
+            if link.source in found:
+                found[link.source].add(link.target)
+            if link.target in found and link.kind is LinkKind.SAME_AS:
+                found[link.target].add(link.source)
+        self._link_cache.update(found)
+
     def _linked(self, entity_id: str) -> set[str]:
         """Entities one link away that stand for the same thing: the literature
         entity a user entity refers to, and entities merged with it (either way)."""
@@ -415,6 +440,7 @@ class LocalRetriever:
         seeds.update(eid for eid, _ in self._idx.entities.search(
             qvec, self._config.top_entities))
         # Across layers (reference_of) and across merged names (same_as, both ways).
+        self._link_all(sorted(seeds))
         for eid in list(seeds):
             seeds.update(self._linked(eid))
         intents = question_predicates(question)
@@ -608,6 +634,13 @@ class LocalRetriever:
         named = [m for m in inside if m[3] in asked] or inside
         return [(text, q) for _, _, text, _, q in named]
 
+    def _document(self, document_id: str) -> Document:
+        if document_id not in self._documents:
+            if len(self._documents) >= 64:  # texts can be long: keep the last few
+                self._documents.pop(next(iter(self._documents)))
+            self._documents[document_id] = self._store.document(document_id)
+        return self._documents[document_id]
+
     def _chunk(self, chunk_id: str) -> Chunk:
         if chunk_id not in self._chunks:
             self._chunks[chunk_id] = self._store.chunk(chunk_id)
@@ -693,7 +726,7 @@ class LocalRetriever:
     ) -> Citation:
         key = (chunk.document_id, start, end)
         if key not in citations:
-            doc = self._store.document(chunk.document_id)
+            doc = self._document(chunk.document_id)
             citations[key] = Citation(
                 n=len(citations) + 1, document_id=doc.id, title=doc.title, source=doc.source,
                 layer=doc.layer, chunk_id=chunk.id, start=start, end=end,
@@ -724,6 +757,7 @@ class LocalRetriever:
         ``proposed``: the statements below the facts' bar instead (none of them
         is cited as a condition or counted as a fact)."""
         triples = self._fact_triples(ctx, proposed)
+        self._define_all(sorted({e for t in triples for e in (t.head, t.tail)}))
         refers = {t.id: self._literature_of(ctx, t, proposed)
                   for t in triples if t.layer is Layer.USER}
         listed = {t.id for t in triples}
@@ -754,6 +788,23 @@ class LocalRetriever:
                        and x.predicate == t.predicate and x.head in heads and x.tail in tails
                        and x.head in ctx.entities and x.tail in ctx.entities),
                       key=lambda x: (-x.confidence, x.id))
+
+    def _define_all(self, entity_ids: Sequence[str]) -> None:
+        """:meth:`_defined_by` (and :meth:`_linked`) of these entities in a few batched
+        reads where the store has them (the tables' ``links_of``)."""
+        batch = getattr(self._store, "links_of", None)
+        missing = [e for e in dict.fromkeys(entity_ids) if e not in self._definition_cache]
+        if not missing or batch is None:
+            return
+        self._link_all(missing)
+        others = sorted({o for e in missing for o in self._link_cache.get(e, set())})
+        own: dict[str, list[str]] = {}
+        for link in batch([*missing, *others], (LinkKind.DEFINITION_OF,)):
+            own.setdefault(link.source, []).append(link.target)
+        for e in missing:
+            mine = own.get(e) or [c for o in sorted(self._link_cache.get(e, set()))
+                                  for c in own.get(o, [])]
+            self._definition_cache[e] = list(dict.fromkeys(mine))
 
     def _defined_by(self, entity_id: str) -> list[str]:
         """The concepts defining an entity: its own ``definition_of`` links, else
