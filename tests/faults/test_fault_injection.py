@@ -68,8 +68,10 @@ def snapshot(root: Path) -> dict[str, object]:
             "<load time>", " ".join(t.n3() for t in q))) for q in ws.store.quads())
         state = ws.parts.state
         out["pending deletes"] = state.pending_deletes()
+        # "vocabulary": a new version with every load; "reconciled": a stamp of the
+        # derived files' times, a cache key only
         out["stages"] = sorted((k, v) for k, v in state.recorded().items()
-                               if k != "vocabulary")  # a new version with every load
+                               if k not in ("vocabulary", "reconciled"))
     vectors = root / "vectors"
     for kind in ("chunks", "entities", "concepts"):
         path = vectors / f"{kind}.npz"
