@@ -353,5 +353,5 @@ class Components:
         if self._tree is None:
             from medkg.retrieval.tagtree import TagTree
 
-            self._tree = TagTree.load(self.layout.tag_tree)
+            self._tree = TagTree.load(self.layout.tag_tree, finish=not self.read_only)
         return self._tree

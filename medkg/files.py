@@ -94,6 +94,45 @@ def manifest_matches(directory: Path, derived_from: str | None = None) -> bool:
         return False
 
 
+PENDING = "manifest.next.json"  # a set of files committed but not yet in place
+
+
+def commit_files(directory: Path, names: Sequence[str], derived_from: str) -> None:
+    """Put the files ``NAME.next`` (written by the caller) in place of ``NAME`` as one
+    step: their manifest, written as ``manifest.next.json``, is the commit point;
+    the renames and the manifest follow (:func:`finish_commit`). A crash before the
+    commit point leaves the old files and their manifest; after it, the next
+    :func:`finish_commit` completes the step."""
+    entries = {name: digest(directory / f"{name}.next") for name in names}
+    write_text(directory / PENDING,
+               json.dumps({"derived_from": derived_from, "files": entries}, sort_keys=True))
+    finish_commit(directory)
+
+
+def finish_commit(directory: Path) -> bool:
+    """Complete a :func:`commit_files` a crash cut short after its commit point
+    (each file either still ``.next`` or already in place, with the digest the
+    pending manifest records); whether there was one to complete."""
+    try:
+        manifest = json.loads((directory / PENDING).read_text(encoding="utf-8"))
+        wanted: dict[str, str] = manifest["files"]
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError, KeyError, TypeError):
+        (directory / PENDING).unlink(missing_ok=True)
+        return False
+    for name, want in wanted.items():
+        staged, final = directory / f"{name}.next", directory / name
+        if staged.exists() and digest(staged) == want:
+            os.replace(staged, final)
+        elif not (final.exists() and digest(final) == want):
+            (directory / PENDING).unlink(missing_ok=True)  # not a complete commit
+            return False
+    write_text(directory / MANIFEST, json.dumps(manifest, sort_keys=True))
+    (directory / PENDING).unlink(missing_ok=True)
+    return True
+
+
 def forget_manifest(directory: Path) -> None:
     """Mark a derived directory stale before its files are rewritten."""
     with contextlib.suppress(FileNotFoundError):

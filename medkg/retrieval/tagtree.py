@@ -218,25 +218,29 @@ class TagTree:
     # -- persistence ----------------------------------------------------------------
 
     def save(self, directory: Path) -> None:
-        """Both files atomically, then the manifest that vouches for the pair."""
-        files.forget_manifest(directory)
+        """Both files, committed as one step (:func:`medkg.files.commit_files`): a
+        crash leaves the old pair or, once committed, a pair the next writable
+        load puts in place; never a pair its manifest does not vouch for."""
         ids = sorted(self.nodes)
         data = {"settings": self.settings.__dict__,
                 "nodes": [{"id": n.id, "level": n.level, "children": n.children,
                            "parent": n.parent, "tags": n.summary.tags}
                           for n in (self.nodes[i] for i in ids)]}
-        with files.atomic_binary(directory / VECTORS) as f:
+        with files.atomic_binary(directory / f"{VECTORS}.next") as f:
             np.savez(f, ids=np.array(ids),
                      vectors=np.stack([self.vectors[i] for i in ids]) if ids
                      else np.zeros((0, 1), np.float32))
-        files.write_text(directory / TREE, json.dumps(data))
-        files.write_manifest(directory, [TREE, VECTORS], derived_from="tag tree")
+        files.write_text(directory / f"{TREE}.next", json.dumps(data))
+        files.commit_files(directory, [TREE, VECTORS], derived_from="tag tree")
 
     @classmethod
-    def load(cls, directory: Path) -> TagTree | None:
+    def load(cls, directory: Path, *, finish: bool = True) -> TagTree | None:
         """The saved tree, or None when there is none or its files are not the pair
-        the manifest vouches for (a crash between them, a file damaged): the next
-        build makes it anew."""
+        the manifest vouches for (a file damaged): the next build makes it anew.
+        ``finish``: first complete a save a crash cut short after its commit point
+        (a read-only reader leaves that to the writer and reads the old pair)."""
+        if finish and directory.is_dir():
+            files.finish_commit(directory)
         if not (directory / TREE).exists() or not files.manifest_matches(directory):
             return None
         data = json.loads((directory / TREE).read_text(encoding="utf-8"))
