@@ -92,10 +92,13 @@ def test_defect_02_a_delete_never_leaves_the_documents_text_behind(
         text = ws.store.document(doc_id).text
     before = _quads(ws_copy)
 
-    def crash(self: rdflib.Dataset, *args: object, **kwargs: object) -> None:
+    from medkg.store.tables import TableStore
+
+    def crash(self: object, *args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("killed in the store's transaction")
 
-    monkeypatch.setattr(rdflib.Dataset, "update", crash)
+    monkeypatch.setattr(rdflib.Dataset, "update", crash)  # the RDF stores
+    monkeypatch.setattr(TableStore, "_delete", crash)  # the tables
     with Workspace.open(ws_copy) as ws, pytest.raises(KeyboardInterrupt):
         ws.delete_document(doc_id)
     monkeypatch.undo()
@@ -140,7 +143,7 @@ def test_defect_08_another_store_backend_is_refused(ws_copy: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = WorkspaceLayout(ws_copy).vector_index("chunks").read_bytes()
     monkeypatch.setenv("MEDKG_STORE__BACKEND", "memory")
-    with Workspace.open(ws_copy) as ws, pytest.raises(WorkspaceError, match="oxigraph"):
+    with Workspace.open(ws_copy) as ws, pytest.raises(WorkspaceError, match="sqlite"):
         ws.ingest([EXAMPLES / "user" / "note-05-asthma-review.txt"], Layer.USER)
     assert WorkspaceLayout(ws_copy).vector_index("chunks").read_bytes() == vectors
 
