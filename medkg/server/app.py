@@ -421,9 +421,23 @@ def create_app(workspace: Workspace) -> FastAPI:
             body = path.read_bytes()
         return Response(body, media_type=MEDIA[fmt])
 
-    @app.api_route("/sparql", methods=["GET", "POST"], tags=["export"],
-                   response_class=PlainTextResponse)
-    async def sparql(request: Request, _reviewer: Who) -> Response:
+    @app.get("/sparql", tags=["export"], response_class=PlainTextResponse,
+             operation_id="sparql_query_get")
+    async def sparql_get(request: Request, _reviewer: Who) -> Response:
+        """The SPARQL 1.1 Protocol, read-only, on the live graph: ``query`` as a URL
+        parameter; the answer in the media type ``Accept`` names (JSON results by
+        default). An update is refused."""
+        return await sparql(request)
+
+    @app.post("/sparql", tags=["export"], response_class=PlainTextResponse,
+              operation_id="sparql_query_post")
+    async def sparql_post(request: Request, _reviewer: Who) -> Response:
+        """The SPARQL 1.1 Protocol, read-only, on the live graph: ``query`` as a
+        form field or an ``application/sparql-query`` body; the answer in the media
+        type ``Accept`` names (JSON results by default). An update is refused."""
+        return await sparql(request)
+
+    async def sparql(request: Request) -> Response:
         """The SPARQL 1.1 Protocol, read-only, on the live graph: ``query`` as a URL
         parameter (GET), a form field or an ``application/sparql-query`` body (POST);
         the answer in the media type ``Accept`` names (JSON results by default).
