@@ -421,6 +421,18 @@ class MergeSnapshot(BaseModel):
     method: str
 
 
+def review_payload_types(kind: ReviewTarget) -> tuple[
+        type[StatementSnapshot | EntitySnapshot | MergeSnapshot], type[StatementEdit | EntityEdit]]:
+    """The types of a decision's ``before`` snapshot and ``after`` edit by what it is
+    about: what a store reads a decision's JSON back as."""
+    snapshots: dict[ReviewTarget, type[StatementSnapshot | EntitySnapshot | MergeSnapshot]] = {
+        ReviewTarget.STATEMENT: StatementSnapshot, ReviewTarget.ENTITY: EntitySnapshot,
+        ReviewTarget.MERGE: MergeSnapshot}
+    edit: type[StatementEdit | EntityEdit] = (
+        StatementEdit if kind is ReviewTarget.STATEMENT else EntityEdit)
+    return snapshots[kind], edit
+
+
 class Decision(BaseModel):
     """One curator action, kept for good (a PROV-O activity in the ``review``
     graph). ``before`` is what the target was; ``after`` the curator's version.

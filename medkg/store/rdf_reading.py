@@ -24,22 +24,18 @@ from medkg.model import (
     Document,
     Entity,
     EntityBrief,
-    EntityEdit,
-    EntitySnapshot,
     Evidence,
     Layer,
     Link,
     LinkKind,
     Mention,
-    MergeSnapshot,
     Predicate,
     Qualifiers,
     ReviewAction,
     ReviewState,
     ReviewTarget,
-    StatementEdit,
-    StatementSnapshot,
     Triple,
+    review_payload_types,
 )
 from medkg.store.base import LayerCounts, StoreCounts
 from medkg.store.sparql import sparql_term
@@ -428,12 +424,7 @@ class RDFReader:
     def _decision_from(self, props: Props, lookup: Lookup | None = None) -> Decision:
         kind = ReviewTarget(_one(props, MKG.targetKind))
         before, after = _opt(props, MKG.before), _opt(props, MKG.after)
-        snapshots: dict[ReviewTarget, type[StatementSnapshot | EntitySnapshot | MergeSnapshot]]
-        snapshots = {ReviewTarget.STATEMENT: StatementSnapshot,
-                     ReviewTarget.ENTITY: EntitySnapshot, ReviewTarget.MERGE: MergeSnapshot}
-        snapshot = snapshots[kind]
-        edit: type[StatementEdit | EntityEdit] = (
-            StatementEdit if kind is ReviewTarget.STATEMENT else EntityEdit)
+        snapshot, edit = review_payload_types(kind)
         undoes = _opt(props, MKG.undoes)
         at = _one(props, PROV.startedAtTime)
         return Decision(

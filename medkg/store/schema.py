@@ -1,5 +1,7 @@
-"""The tables that hold the graph: one schema, versioned, in SQL that SQLite and
-PostgreSQL both run.
+"""The tables that hold the graph: one schema, versioned, in standard SQL (upserts
+by ``ON CONFLICT``, no engine's own functions) so that PostgreSQL can run it too;
+so far it has run on SQLite only (the PostgreSQL engine comes with the shared
+store).
 
 Every row is keyed by a content-derived id (:mod:`medkg.model`), so a write is an
 idempotent upsert and never reads first. Qualifier flags and offsets are columns;
@@ -15,8 +17,6 @@ the step before, and the next open runs what is left.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from medkg.model import Qualifiers
 
@@ -97,23 +97,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between the engines, kept to the placeholder style."""
-
-    name: str
-    placeholder: str  # "?" (sqlite3) or "%s" (psycopg)
-
-    def sql(self, statement: str) -> str:
-        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
-
-
-SQLITE = Dialect("sqlite", "?")
-POSTGRESQL = Dialect("postgresql", "%s")
-
-
 def qualifier_values(q: Qualifiers) -> tuple[object, ...]:
-    """A Qualifiers as its columns' values (booleans as 0/1, as both engines take)."""
+    """A Qualifiers as its columns' values (booleans as 0/1)."""
     return tuple(int(v) if isinstance(v, bool) else v
                  for v in (getattr(q, name) for name in QUALIFIER_COLUMNS))
 

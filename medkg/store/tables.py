@@ -1,5 +1,5 @@
 """The graph in typed tables: the workspace's source of truth (SQLite, one file,
-WAL; the same SQL runs on PostgreSQL, :mod:`medkg.store.schema`).
+WAL; the schema is in :mod:`medkg.store.schema`).
 
 Three parts, kept apart:
 
@@ -37,28 +37,23 @@ from medkg.model import (
     Entity,
     EntityBrief,
     EntityEdit,
-    EntitySnapshot,
     Evidence,
     Layer,
     Link,
     LinkKind,
     Mention,
-    MergeSnapshot,
     Predicate,
     ReviewAction,
     ReviewState,
     ReviewTarget,
-    StatementEdit,
-    StatementSnapshot,
     Triple,
+    review_payload_types,
 )
 from medkg.store.base import Deletion, LayerCounts, StoreCounts
 from medkg.store.schema import (
     MIGRATIONS,
     QUALIFIER_COLUMNS,
     SCHEMA_VERSION,
-    SQLITE,
-    Dialect,
     qualifier_values,
     qualifiers_of,
 )
@@ -89,12 +84,10 @@ class TableStore:
     """GraphStore over typed tables. Open it through
     :func:`medkg.store.registry.open_store` (``store.backend = "sqlite"``)."""
 
-    def __init__(self, path: Path, *, base_iri: str, read_only: bool = False,
-                 dialect: Dialect = SQLITE) -> None:
+    def __init__(self, path: Path, *, base_iri: str, read_only: bool = False) -> None:
         self.iris = IRIs(base_iri)
         self.path = path
         self.read_only = read_only
-        self.dialect = dialect
         self.round_trips = 0  # statements sent to the engine (benchmarks count them)
         self._lock = threading.RLock()
         try:
@@ -166,13 +159,13 @@ class TableStore:
         with self._lock:
             self.round_trips += 1
             try:
-                return self._db.execute(self.dialect.sql(sql), tuple(params)).fetchall()
+                return self._db.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"the graph tables refused a read: {exc}") from exc
 
     def _many(self, db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self.round_trips += 1
-        db.executemany(self.dialect.sql(sql), rows)
+        db.executemany(sql, rows)
 
     def revision(self) -> int:
         """How many write transactions the tables have taken (the projection's stamp)."""
@@ -672,12 +665,7 @@ class TableStore:
     @staticmethod
     def _decision_from(r: tuple[Any, ...]) -> Decision:
         kind = ReviewTarget(r[1])
-        snapshots: dict[ReviewTarget, type[StatementSnapshot | EntitySnapshot | MergeSnapshot]]
-        snapshots = {ReviewTarget.STATEMENT: StatementSnapshot,
-                     ReviewTarget.ENTITY: EntitySnapshot, ReviewTarget.MERGE: MergeSnapshot}
-        snapshot = snapshots[kind]
-        edit: type[StatementEdit | EntityEdit] = (
-            StatementEdit if kind is ReviewTarget.STATEMENT else EntityEdit)
+        snapshot, edit = review_payload_types(kind)
         return Decision(id=r[0], target_kind=kind, target=r[2], action=ReviewAction(r[3]),
                         reviewer=r[4], at=datetime.fromisoformat(r[5]), reason=r[6],
                         before=snapshot.model_validate_json(r[7]) if r[7] is not None else None,
