@@ -31,7 +31,8 @@ $(STAMP): pyproject.toml Makefile
 # minutes the first time; pip keeps the built wheel in its cache for later installs).
 # The review page's browser tests drive Debian's chromium through Playwright
 # (never `playwright install`, which downloads a browser); the sparql backend's
-# tests start their own Debian Virtuoso (tests/servers/virtuoso.py); the neo4j
+# tests start their own Debian Virtuoso (tests/servers/virtuoso.py), the postgres
+# backend's their own PostgreSQL cluster (tests/servers/postgres.py); the neo4j
 # backend's queries are checked by Neo4j's own Cypher front end, from npm. The export tests check
 # medkg's files with the formats' own tools (kgx, sssom-py, networkx), which pin
 # versions of their own: they live in a second venv, $(INTEROP).
@@ -51,6 +52,13 @@ $(DEV_STAMP): $(STAMP) tests/interop/requirements.txt
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq virtuoso-opensource \
 	    >/dev/null || \
 	  echo "note: Virtuoso could not be installed: the sparql backend's tests will skip"; \
+	fi
+	@if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null; then \
+	  echo "installing Debian's PostgreSQL for the postgres backend's tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null || \
+	  echo "note: PostgreSQL could not be installed: the postgres backend's tests will skip"; \
 	fi
 	@npm install --prefix .cypher-lint --silent --no-audit --no-fund \
 	  "@neo4j-cypher/language-support@2.0.0-next.38" >/dev/null 2>&1 || \

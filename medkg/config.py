@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from medkg.errors import ConfigError
@@ -275,20 +275,26 @@ class FactsConfig(Section):
 
 class StoreConfig(Section):
     """Where the graph lives: ``sqlite`` (typed tables in one file in the workspace,
-    the default; its RDF is a projection beside it), ``oxigraph`` (RDF quads
+    the default; its RDF is a projection beside it), ``postgres`` (the same tables
+    on a PostgreSQL server, shared: many readers, one writer), ``oxigraph`` (RDF quads
     embedded in the workspace, the store before the tables), ``memory`` (this
     process only), ``sparql`` (a SPARQL 1.1 server, e.g. Virtuoso) or ``neo4j`` (a
     Neo4j 5 database, over Bolt)."""
 
-    backend: Literal["sqlite", "oxigraph", "memory", "sparql", "neo4j"] = "sqlite"
+    backend: Literal["sqlite", "postgres", "oxigraph", "memory", "sparql", "neo4j"] = "sqlite"
     base_iri: str = Field("https://w3id.org/medkg/data/",
                           pattern=r"^https?://[^\s<>\"{}|\\^`]+[/#]$",
                           description="the graph's IRIs start with it (an http(s) IRI ending "
                           "in / or #); on a shared server it keeps workspaces apart. A "
                           "workspace keeps the one it was created with")
-    url: str = Field("", description="sparql: the query endpoint, e.g. "
+    url: str = Field("", description="postgres: the database, e.g. "
+                     "postgresql://medkg@db.example.org:5432/medkg (never with a password); "
+                     "sparql: the query endpoint, e.g. "
                      "http://localhost:8890/sparql; neo4j: the server, e.g. "
                      "neo4j://localhost:7687")
+    schema_name: str = Field("medkg", pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+                             description="postgres: the schema holding this workspace's "
+                             "tables (one database, many workspaces)")
     database: str = Field("neo4j", description="neo4j: the database holding this graph")
     update_url: str = Field("", description="sparql: the update endpoint (default: url)")
     graph_store_url: str = Field("", description="sparql: a SPARQL 1.1 Graph Store "
@@ -297,12 +303,26 @@ class StoreConfig(Section):
     user: str = Field("", description="the user to log in as (none: anonymous)")
     password_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$",
                               description="the NAME of the environment variable holding "
-                              "the password (a password is never kept in a file)")
+                              "the password (a password is never kept in medkg.toml)")
+    password_file: str = Field("", description="postgres: a file holding the password, "
+                               "readable by its owner only (else libpq's PGPASSWORD or "
+                               "~/.pgpass)")
     auth: Literal["basic", "digest"] = Field("basic", description="sparql: HTTP auth "
                                              "scheme (Virtuoso's /sparql-auth: digest)")
     batch_size: int = Field(2000, ge=1, le=100_000, description="sparql: most quads per "
                             "write request")
     timeout: float = Field(300.0, gt=0, description="sparql: seconds to wait for a request")
+
+    @field_validator("url")
+    @classmethod
+    def _no_password(cls, url: str) -> str:
+        from medkg.store.engines import password_in_url
+
+        if url and password_in_url(url):
+            raise ValueError("store.url must not hold a password: name an environment "
+                             "variable in password_env (postgres: or a chmod-600 file in "
+                             "password_file, or ~/.pgpass)")
+        return url
 
 
 def _is_section(annotation: object) -> bool:

@@ -334,7 +334,8 @@ class Workspace:
         if to.backend == "memory":
             raise WorkspaceError("a memory store ends with its process: nothing to copy to")
         if to.backend == here.backend and (to.backend in ("oxigraph", "sqlite") or (
-                to.url, to.base_iri, to.database) == (here.url, here.base_iri, here.database)):
+                to.url, to.base_iri, to.database, to.schema_name)
+                == (here.url, here.base_iri, here.database, here.schema_name)):
             raise WorkspaceError(f"the graph is already in that {to.backend} store")
         target = open_store(to, self.layout.graph)
         try:

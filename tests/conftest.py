@@ -65,6 +65,23 @@ def sparql_url() -> Iterator[str]:
         yield server.url
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A private PostgreSQL cluster for the postgres backend (tests/servers/postgres.py),
+    for the whole session. Without PostgreSQL the tests skip, unless
+    ``MEDKG_REQUIRE_POSTGRES=1`` (CI) makes that an error."""
+    from tests.servers.postgres import PASSWORD, available, postgres
+
+    why = available()
+    if why:
+        if os.environ.get("MEDKG_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"MEDKG_REQUIRE_POSTGRES=1 but no PostgreSQL: {why}")
+        pytest.skip(f"postgres backend not tested: {why}")
+    os.environ["MEDKG_TEST_PG_PASSWORD"] = PASSWORD
+    with postgres() as server:
+        yield server
+
+
 def graph_store_url(sparql_url: str) -> str:
     """The Graph Store Protocol endpoint beside a test SPARQL endpoint
     (``MEDKG_TEST_SPARQL_GSP_URL``, else Virtuoso's ``/sparql-graph-crud``)."""
@@ -101,7 +118,18 @@ def store_config(backend: str, request: pytest.FixtureRequest,
         return StoreConfig(backend="sparql", url=url,
                            graph_store_url=graph_store_url(url) if bulk else "",
                            base_iri=f"{base_iri.rstrip('/')}/{uuid4().hex[:12]}/")
+    if backend == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        return StoreConfig(backend="postgres", url=server.url, base_iri=base_iri,
+                           schema_name=f"t_{uuid4().hex[:12]}",
+                           password_env="MEDKG_TEST_PG_PASSWORD")
     return StoreConfig(backend=backend, base_iri=base_iri)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def tables_config(request: pytest.FixtureRequest) -> object:
+    """The settings of each engine under the typed tables (SQLite, PostgreSQL)."""
+    return store_config(request.param, request)
 
 
 def shared_path(*parts: str) -> Path:

@@ -17,10 +17,15 @@ store = typer.Typer(help="The graph store: move the graph to another backend.",
 
 @store.command("copy")
 def store_copy(
-    to: Annotated[str, typer.Option("--to", help="target backend: sqlite, sparql, neo4j "
-                                                  "or oxigraph")],
-    url: Annotated[str, typer.Option(help="sparql: the query endpoint; neo4j: the server "
-                                          "(neo4j://HOST:7687)")] = "",
+    to: Annotated[str, typer.Option("--to", help="target backend: sqlite, postgres, sparql, "
+                                                  "neo4j or oxigraph")],
+    url: Annotated[str, typer.Option(help="postgres: the database (postgresql://USER@HOST/DB, "
+                                          "no password); sparql: the query endpoint; neo4j: "
+                                          "the server (neo4j://HOST:7687)")] = "",
+    schema_name: Annotated[str, typer.Option(
+        help="postgres: the schema for this workspace's tables")] = "medkg",
+    password_file: Annotated[str, typer.Option(
+        help="postgres: a file (chmod 600) holding the password")] = "",
     database: Annotated[str, typer.Option(help="neo4j: the database")] = "neo4j",
     update_url: Annotated[str, typer.Option(help="sparql: the update endpoint "
                                                    "(default: --url)")] = "",
@@ -47,15 +52,16 @@ def store_copy(
     from medkg.config import StoreConfig
     from medkg.workspace import Workspace
 
-    if to not in ("sqlite", "sparql", "neo4j", "oxigraph"):
+    if to not in ("sqlite", "postgres", "sparql", "neo4j", "oxigraph"):
         _fail(ConfigError(f"cannot copy to {to!r}",
-                          hint="--to sqlite, sparql, neo4j or oxigraph"))
+                          hint="--to sqlite, postgres, sparql, neo4j or oxigraph"))
     with _run(lambda: Workspace.open(workspace)) as ws:
         try:
             target = StoreConfig(
                 backend=to, url=url, update_url=update_url, user=user,
                 graph_store_url=graph_store_url, database=database,
                 password_env=password_env, auth=auth, batch_size=batch_size,
+                schema_name=schema_name, password_file=password_file,
                 base_iri=base_iri or ws.settings.store.base_iri)
         except ValidationError as exc:
             _fail(ConfigError(f"bad target settings: {exc.errors()[0]['msg']}"))

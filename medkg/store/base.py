@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from medkg.model import (
@@ -114,7 +115,11 @@ class GraphStore(Protocol):
     def chunks(self, document_id: str) -> list[Chunk]: ...
 
     # vocabulary
-    def add_concepts(self, concepts: Iterable[Concept], source: str) -> int: ...
+    def add_concepts(self, concepts: Iterable[Concept], source: str,
+                     loaded_at: datetime | None = None) -> int:
+        """``loaded_at``: when the vocabulary was loaded (default now; a copy keeps
+        the source's)."""
+        ...
     def concept(self, concept_id: str) -> Concept: ...
     def concepts(self) -> list[Concept]: ...
 

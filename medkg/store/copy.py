@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 from rdflib import URIRef
@@ -144,12 +145,14 @@ def _copy_objects(source: GraphStore, target: GraphStore, batch_size: int,
         if progress is not None:
             progress(done)
 
+    sources = getattr(source, "vocabulary_sources", None)  # the tables keep load times
+    loaded = {name: datetime.fromisoformat(at) for name, at in sources()} if sources else {}
     for batch in _chunks(source.iter_concepts(), batch_size):
         by_source: dict[str, list[Concept]] = {}
         for concept in batch:
             by_source.setdefault(concept.source, []).append(concept)
         for name, concepts in by_source.items():
-            target.add_concepts(concepts, name)
+            target.add_concepts(concepts, name, loaded.get(name))
         wrote(len(batch))
     for layer in (Layer.USER, Layer.LITERATURE):
         for doc_id in source.document_ids(layer):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from rdflib import Literal, URIRef
@@ -240,7 +241,8 @@ class Neo4jGraphStore:
 
     # -- vocabulary ------------------------------------------------------------------
 
-    def add_concepts(self, concepts: Iterable[Concept], source: str) -> int:
+    def add_concepts(self, concepts: Iterable[Concept], source: str,
+                     loaded_at: datetime | None = None) -> int:  # no load time is kept
         latest = {c.id: c for c in concepts}
         rows = [{**c.model_dump(mode="json", exclude={"parents"}), "parents": c.parents}
                 for c in latest.values()]

@@ -100,6 +100,11 @@ def count_quads(store: TableStore) -> int:
     against the projection itself."""
     from medkg.store.schema import QUALIFIER_COLUMNS
 
+    def one(condition: str) -> str:  # a condition as 0/1, in SQL both engines take
+        return f"(CASE WHEN {condition} THEN 1 ELSE 0 END)"
+
+    length = store.engine.json_length
+    not_patient, has_reason = one("q_experiencer <> 'patient'"), one("reason <> ''")
     flags = [f"q_{n}" for n in QUALIFIER_COLUMNS if n not in ("experiencer", "population")]
     mention_flags = " + ".join(f"{f}" for f in flags)
     statement_flags = len(flags) + 1  # every flag and the experiencer, always written
@@ -111,24 +116,24 @@ def count_quads(store: TableStore) -> int:
         "SELECT count(*) FROM stage_marks",
         "SELECT 8 * count(*) FROM chunks",
         "SELECT 3 * count(*) FROM vocabulary_sources",
-        "SELECT coalesce(sum(4 + json_array_length(synonyms) + json_array_length(parents) "
-        "+ json_array_length(xrefs) + (definition IS NOT NULL) + (semantic_type IS NOT NULL) "
-        "+ (semantic_group IS NOT NULL) + obsolete + (replaced_by IS NOT NULL)), 0) "
-        "FROM concepts",
+        f"SELECT coalesce(sum(4 + {length('synonyms')} + {length('parents')} + {length('xrefs')} "
+        f"+ {one('definition IS NOT NULL')} + {one('semantic_type IS NOT NULL')} "
+        f"+ {one('semantic_group IS NOT NULL')} + obsolete "
+        f"+ {one('replaced_by IS NOT NULL')}), 0) FROM concepts",
         "SELECT 6 * count(*) FROM entities",
         "SELECT count(*) FROM entity_concepts",
-        f"SELECT coalesce(sum(7 + {mention_flags} + (q_experiencer <> 'patient') "
-        "+ (q_population IS NOT NULL)), 0) FROM mentions",
-        f"SELECT coalesce(sum({12 + statement_flags} + (q_population IS NOT NULL) "
-        "+ (revision_of IS NOT NULL)), 0) FROM statements",
+        f"SELECT coalesce(sum(7 + {mention_flags} + {not_patient} "
+        f"+ {one('q_population IS NOT NULL')}), 0) FROM mentions",
+        f"SELECT coalesce(sum({12 + statement_flags} + {one('q_population IS NOT NULL')} "
+        f"+ {one('revision_of IS NOT NULL')}), 0) FROM statements",
         "SELECT count(*) FROM (SELECT DISTINCT layer, head, predicate, tail FROM statements "
         f"WHERE {factual}) facts",
         "SELECT count(*) FROM evidence",
         "SELECT 6 * count(*) FROM (SELECT DISTINCT s.layer, v.id FROM evidence v "
         "JOIN statements s ON s.id = v.statement_id) nodes",
         "SELECT 9 * count(*) FROM links",
-        "SELECT coalesce(sum(11 + (reason <> '') + (before IS NOT NULL) + (after IS NOT NULL) "
-        "+ (undoes IS NOT NULL)), 0) FROM decisions",
+        f"SELECT coalesce(sum(11 + {has_reason} + {one('before IS NOT NULL')} "
+        f"+ {one('after IS NOT NULL')} + {one('undoes IS NOT NULL')}), 0) FROM decisions",
         "SELECT 2 * count(DISTINCT reviewer) FROM decisions",
     ]
     return sum(int(store._rows(sql)[0][0] or 0) for sql in parts)

@@ -224,7 +224,8 @@ class RDFGraphStore(RDFReader):
             self._ds.addN([(s, p, o, self._graph(g)) for s, p, o, g in done])
             raise
 
-    def add_concepts(self, concepts: Iterable[Concept], source: str) -> int:
+    def add_concepts(self, concepts: Iterable[Concept], source: str,
+                     loaded_at: datetime | None = None) -> int:
         """Store concepts; a concept stored before is replaced by its new values
         (the last of several with one id wins). The new values are written in one
         transaction and the old ones that are gone removed in a second, so a crash
@@ -235,7 +236,7 @@ class RDFGraphStore(RDFReader):
         quads: list[rm.Quad] = [
             (src, RDF.type, PROV.Entity, graph),
             (src, DCTERMS.title, Literal(source), graph),
-            (src, PROV.generatedAtTime, Literal(datetime.now(UTC)), graph),
+            (src, PROV.generatedAtTime, Literal(loaded_at or datetime.now(UTC)), graph),
         ]
         old: list[AnyQuad] = [(s, p, o, graph) for s, p, o
                               in vocabulary.triples((src, PROV.generatedAtTime, None))]

@@ -50,6 +50,18 @@ def _sqlite(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
                        read_only=read_only)
 
 
+def _postgres(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
+    from medkg.store.engines import PostgresEngine
+    from medkg.store.tables import TableStore
+
+    if not cfg.url:
+        raise ConfigError("store.backend is \"postgres\" but store.url is not set",
+                          hint="set store.url, e.g. postgresql://medkg@db.example.org/medkg")
+    engine = PostgresEngine(cfg.url, schema=cfg.schema_name, password_env=cfg.password_env,
+                            password_file=cfg.password_file, connect_timeout=cfg.timeout)
+    return TableStore(engine, base_iri=cfg.base_iri, read_only=read_only)
+
+
 def _oxigraph(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
     from medkg.store.rdf import RDFGraphStore
 
@@ -93,6 +105,7 @@ def _neo4j(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
 
 
 register_backend("sqlite", _sqlite)
+register_backend("postgres", _postgres)
 register_backend("oxigraph", _oxigraph)
 register_backend("neo4j", _neo4j)
 register_backend("sparql", _sparql)

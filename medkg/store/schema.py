@@ -1,7 +1,7 @@
 """The tables that hold the graph: one schema, versioned, in standard SQL (upserts
-by ``ON CONFLICT``, no engine's own functions) so that PostgreSQL can run it too;
-so far it has run on SQLite only (the PostgreSQL engine comes with the shared
-store).
+by ``ON CONFLICT``, no engine's own functions), run verbatim by SQLite and
+PostgreSQL (:mod:`medkg.store.engines`; PostgreSQL's text columns get byte-order
+collation, as SQLite compares).
 
 Every row is keyed by a content-derived id (:mod:`medkg.model`), so a write is an
 idempotent upsert and never reads first. Qualifier flags and offsets are columns;
@@ -91,6 +91,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # projection was made from is recorded against it.
         "CREATE TABLE revision (one INTEGER PRIMARY KEY, n INTEGER NOT NULL)",
         "INSERT INTO revision (one, n) VALUES (1, 0)",
+    ),
+    # 2: who writes (a shared store's second writer is told who holds it)
+    (
+        "CREATE TABLE writer (one INTEGER PRIMARY KEY, holder TEXT NOT NULL, "
+        "since TEXT NOT NULL)",
     ),
 )
 

@@ -19,7 +19,6 @@ WAL lets readers and one writer work side by side.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,6 +49,7 @@ from medkg.model import (
     review_payload_types,
 )
 from medkg.store.base import Deletion, LayerCounts, StoreCounts
+from medkg.store.engines import Connection, Engine, SQLiteEngine
 from medkg.store.schema import (
     MIGRATIONS,
     QUALIFIER_COLUMNS,
@@ -84,45 +84,44 @@ class TableStore:
     """GraphStore over typed tables. Open it through
     :func:`medkg.store.registry.open_store` (``store.backend = "sqlite"``)."""
 
-    def __init__(self, path: Path, *, base_iri: str, read_only: bool = False) -> None:
+    def __init__(self, engine: Engine, *, base_iri: str, read_only: bool = False) -> None:
         self.iris = IRIs(base_iri)
-        self.path = path
+        self.engine = engine
         self.read_only = read_only
         self.round_trips = 0  # statements sent to the engine (benchmarks count them)
         self._lock = threading.RLock()
+        self._errors = engine.errors
         try:
-            if read_only:
-                if not path.exists():
-                    raise OSError(f"{path} does not exist yet")
-                self._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True,
-                                           check_same_thread=False, isolation_level=None)
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(path, check_same_thread=False,
-                                           isolation_level=None)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.execute("PRAGMA cache_size=-65536")  # 64 MB of pages
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the graph tables at {path}: {exc}",
-                             hint="is the workspace writable, and the disk not full?") from exc
+            self._db = engine.connect(read_only)
+        except (OSError, *engine.errors) as exc:  # type: ignore[misc]
+            raise StoreError(f"cannot open the graph tables at {engine.where()}: {exc}",
+                             hint="is the workspace writable and the disk not full (sqlite), "
+                                  "the server reachable and the login right (postgres)?"
+                             ) from exc
         if not read_only:
             self._migrate()
+            with self._tx(counted=False) as db:
+                engine.after_migrations(db)
         elif self._version() != SCHEMA_VERSION:
-            raise StoreError(f"the graph tables at {path} are at schema version "
+            self._db.close()
+            raise StoreError(f"the graph tables at {engine.where()} are at schema version "
                              f"{self._version()}, this medkg needs {SCHEMA_VERSION}",
                              hint="run the command again when the process writing the "
                                   "workspace has finished (it brings the schema up to date)")
+
+    @property
+    def path(self) -> Path | None:
+        """The file holding the tables (None on a server)."""
+        return getattr(self.engine, "path", None)
 
     # -- engine ----------------------------------------------------------------------
 
     def _version(self) -> int:
         try:
             row = self._db.execute("SELECT max(version) FROM schema_version").fetchone()
-        except sqlite3.OperationalError:
+        except self._errors:
             return 0
-        return int(row[0] or 0)
+        return int(row[0] or 0) if row else 0
 
     def _migrate(self) -> None:
         with self._tx(counted=False) as db:
@@ -133,19 +132,19 @@ class TableStore:
                 continue
             with self._tx(counted=False) as db:
                 for step in steps:
-                    db.execute(step)
+                    db.execute(self.engine.ddl(step))
                 db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
                            (version, datetime.now(UTC).isoformat()))
 
     @contextmanager
-    def _tx(self, *, counted: bool = True) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, counted: bool = True) -> Iterator[Connection]:
         """One write transaction: all of it or none of it; ``counted``: it moves the
         tables' revision on (every write after the schema exists)."""
         if self.read_only:
             raise StoreError("this graph store was opened read-only (another process "
                              "writes it)", hint="run the command again when it has finished")
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(self.engine.begin)
             try:
                 yield self._db
                 if counted:
@@ -160,10 +159,10 @@ class TableStore:
             self.round_trips += 1
             try:
                 return self._db.execute(sql, tuple(params)).fetchall()
-            except sqlite3.Error as exc:
+            except self._errors as exc:
                 raise StoreError(f"the graph tables refused a read: {exc}") from exc
 
-    def _many(self, db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def _many(self, db: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self.round_trips += 1
         db.executemany(sql, rows)
 
@@ -174,8 +173,8 @@ class TableStore:
     def close(self) -> None:
         with self._lock:
             if not self.read_only:
-                with suppress(sqlite3.Error):
-                    self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                with suppress(*self._errors):
+                    self.engine.closing(self._db)
             self._db.close()
 
     # -- documents and chunks ----------------------------------------------------------
@@ -275,14 +274,15 @@ class TableStore:
 
     # -- vocabulary ----------------------------------------------------------------------
 
-    def add_concepts(self, concepts: Iterable[Concept], source: str) -> int:
+    def add_concepts(self, concepts: Iterable[Concept], source: str,
+                     loaded_at: datetime | None = None) -> int:
         """Concepts, each replacing what was stored under its id (the last of several
         with one id wins), and the vocabulary's load time, in one transaction."""
         latest = {c.id: c for c in concepts}
         with self._tx() as db:
             self._many(db, "INSERT INTO vocabulary_sources (name, loaded_at) VALUES (?, ?) "
                        "ON CONFLICT (name) DO UPDATE SET loaded_at = excluded.loaded_at",
-                       [(source, datetime.now(UTC).isoformat())])
+                       [(source, (loaded_at or datetime.now(UTC)).isoformat())])
             self._many(db, "INSERT INTO concepts (id, name, synonyms, definition, semantic_type, "
                        "semantic_group, parents, xrefs, source, obsolete, replaced_by) VALUES "
                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
@@ -466,7 +466,8 @@ class TableStore:
         ordered = sorted(statement_ids)
         for batch in _batches(ordered):
             for t in self._triples(self._rows(
-                    f"{self._STATEMENT} WHERE id IN ({_marks(len(batch))})", batch)):
+                    f"{self._STATEMENT} WHERE id IN ({_marks(len(batch))}) ORDER BY id",
+                    batch)):
                 if not t.in_force:
                     continue
                 for ev in t.evidence:  # as the contract's reading does: once a quote
@@ -738,7 +739,7 @@ class TableStore:
 
     # -- deletion --------------------------------------------------------------------------
 
-    def _deletion_plan(self, db: sqlite3.Connection, document_id: str, keep_text: bool
+    def _deletion_plan(self, db: Connection, document_id: str, keep_text: bool
                        ) -> tuple[Deletion, list[str], list[str]]:
         """What deleting the document's extraction (and, unless ``keep_text``, the
         document) removes: (the report, statements gone, links gone), read inside the
@@ -773,7 +774,7 @@ class TableStore:
         out.links = len(links)
         return out, out.triples, sorted(links)
 
-    def _delete(self, db: sqlite3.Connection, document_id: str, out: Deletion,
+    def _delete(self, db: Connection, document_id: str, out: Deletion,
                 statements: list[str], links: list[str], keep_text: bool) -> None:
         for table, column in (("mentions", "document_id"), ("evidence", "document_id")):
             db.execute(f"DELETE FROM {table} WHERE {column} = ?", (document_id,))
@@ -858,4 +859,6 @@ class TableStore:
 
 
 def open_tables(directory: Path, *, base_iri: str, read_only: bool = False) -> TableStore:
-    return TableStore(directory / FILE_NAME, base_iri=base_iri, read_only=read_only)
+    """The tables in one SQLite file in ``directory``."""
+    return TableStore(SQLiteEngine(directory / FILE_NAME), base_iri=base_iri,
+                      read_only=read_only)

@@ -4,6 +4,7 @@ reviews and exports on it as before."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,34 @@ def test_a_workspace_moved_to_a_sparql_server_answers_reviews_and_exports(
         assert ws.store.triple(statement.id).review is ReviewState.REJECTED
     refused = CliRunner().invoke(app, ["store", "copy", "--to", "oxigraph", "-w", str(root)])
     assert refused.exit_code == 1 and "already in that oxigraph store" in refused.output
+
+
+def test_a_workspace_moved_to_postgres_answers_reviews_and_exports_as_before(
+        built_workspace: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    root = copy_workspace(built_workspace, tmp_path / "ws")
+    with Workspace.open(root) as ws:
+        before = {mode: ws.ask(QUESTION, mode=mode)
+                  for mode in ("u-retrieval", "hybrid", "local", "traverse")}
+        counts = ws.store.counts()
+        exported = ws.export(tmp_path / "before.nq", "nq", reviewed="all")
+    target: StoreConfig = store_config("postgres", request)  # type: ignore[assignment]
+    result = CliRunner().invoke(app, ["store", "copy", "--to", "postgres", "--url", target.url,
+                                      "--schema-name", target.schema_name, "--password-env",
+                                      target.password_env, "--switch", "-w", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "every count agrees" in result.output
+    with Workspace.open(root) as ws:
+        assert ws.settings.store.backend == "postgres" and ws.store.counts() == counts
+        for mode, answer in before.items():
+            after = ws.ask(QUESTION, mode=mode)
+            assert after.text == answer.text, mode
+            assert [c.chunk_id for c in after.citations] == [
+                c.chunk_id for c in answer.citations], mode
+        report = ws.export(tmp_path / "after.nq", "nq", reviewed="all")
+        assert report.edges == exported.edges
+        assert sorted((tmp_path / "after.nq").read_text().splitlines()) == sorted(
+            (tmp_path / "before.nq").read_text().splitlines())
+        statement = ws.store.triples(Layer.LITERATURE)[0]
+        ws.review(Request(ReviewAction.REJECT, statement.id, "wrong"), "curator")
+        assert ws.store.triple(statement.id).review is ReviewState.REJECTED
+    assert os.environ[target.password_env] not in (root / "medkg.toml").read_text()

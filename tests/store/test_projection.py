@@ -76,8 +76,9 @@ def test_the_projection_is_the_graph_the_rdf_store_holds(tmp_path: Path) -> None
     rdf.close()
 
 
-def test_each_quad_once_and_counted_without_reading_it(tmp_path: Path) -> None:
-    store = open_store(StoreConfig(backend="sqlite", base_iri=BASE), tmp_path / "graph")
+def test_each_quad_once_and_counted_without_reading_it(tables_config: StoreConfig,
+                                                        tmp_path: Path) -> None:
+    store = open_store(tables_config, tmp_path / "graph")
     assert isinstance(store, TableStore)
     _fill(store)
     quads = list(project(store))
@@ -85,8 +86,9 @@ def test_each_quad_once_and_counted_without_reading_it(tmp_path: Path) -> None:
     store.close()
 
 
-def test_the_stored_projection_follows_the_tables(tmp_path: Path) -> None:
-    store = open_store(StoreConfig(backend="sqlite", base_iri=BASE), tmp_path / "graph")
+def test_the_stored_projection_follows_the_tables(tables_config: StoreConfig,
+                                                  tmp_path: Path) -> None:
+    store = open_store(tables_config, tmp_path / "graph")
     assert isinstance(store, TableStore)
     _fill(store)
     projection = RDFProjection(tmp_path / "rdf")

@@ -5,23 +5,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from medkg.config import StoreConfig
 from medkg.model import Entity, Layer, Triple
 from medkg.store.registry import open_store
 from medkg.store.tables import TableStore
-from tests.store.test_contract import BASE
 from tests.store.test_projection import _fill
 
 
-def _tables(tmp_path: Path) -> TableStore:
-    store = open_store(StoreConfig(backend="sqlite", base_iri=BASE), tmp_path / "graph")
+@pytest.fixture
+def tables(tables_config: StoreConfig, tmp_path: Path) -> TableStore:
+    """Filled tables on each engine."""
+    store = open_store(tables_config, tmp_path / "graph")
     assert isinstance(store, TableStore)
     _fill(store)
     return store
 
 
-def test_entity_heads_are_the_entities_without_their_mentions(tmp_path: Path) -> None:
-    store = _tables(tmp_path)
+def test_entity_heads_are_the_entities_without_their_mentions(tables: TableStore) -> None:
+    store = tables
     for layer in (Layer.USER, Layer.LITERATURE):
         whole = store.entities(layer)
         assert store.entity_heads(layer) == [e.model_copy(update={"mentions": []})
@@ -31,8 +34,8 @@ def test_entity_heads_are_the_entities_without_their_mentions(tmp_path: Path) ->
     store.close()
 
 
-def test_the_chunk_graph_is_what_the_whole_layer_read_gave(tmp_path: Path) -> None:
-    store = _tables(tmp_path)
+def test_the_chunk_graph_is_what_the_whole_layer_read_gave(tables: TableStore) -> None:
+    store = tables
     doc_id = store.document_ids(Layer.LITERATURE)[0]
     for chunks in (store.chunks(doc_id), store.chunks(doc_id)[:1]):
         wanted = {c.id for c in chunks}
@@ -50,8 +53,8 @@ def test_the_chunk_graph_is_what_the_whole_layer_read_gave(tmp_path: Path) -> No
     store.close()
 
 
-def test_entities_are_found_by_where_they_are_mentioned(tmp_path: Path) -> None:
-    store = _tables(tmp_path)
+def test_entities_are_found_by_where_they_are_mentioned(tables: TableStore) -> None:
+    store = tables
     entity = store.entities(Layer.LITERATURE)[0]
     place = (entity.mentions[0].chunk_id, entity.mentions[0].start)
     assert store.entities_mentioned_at(Layer.LITERATURE, [place]) == [entity.id]
