@@ -100,6 +100,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+# The oldest version a read-only open reads as it is (a reader cannot migrate):
+# version 2 added only the writer's name, which no read uses.
+READABLE_FROM = 1
 
 
 def qualifier_values(q: Qualifiers) -> tuple[object, ...]:

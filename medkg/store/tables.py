@@ -53,6 +53,7 @@ from medkg.store.engines import Connection, Engine, SQLiteEngine
 from medkg.store.schema import (
     MIGRATIONS,
     QUALIFIER_COLUMNS,
+    READABLE_FROM,
     SCHEMA_VERSION,
     qualifier_values,
     qualifiers_of,
@@ -102,10 +103,10 @@ class TableStore:
             self._migrate()
             with self._tx(counted=False) as db:
                 engine.after_migrations(db)
-        elif self._version() != SCHEMA_VERSION:
+        elif not READABLE_FROM <= (found := self._version()) <= SCHEMA_VERSION:
             self._db.close()
             raise StoreError(f"the graph tables at {engine.where()} are at schema version "
-                             f"{self._version()}, this medkg needs {SCHEMA_VERSION}",
+                             f"{found}, this medkg reads {READABLE_FROM} to {SCHEMA_VERSION}",
                              hint="run the command again when the process writing the "
                                   "workspace has finished (it brings the schema up to date)")
 

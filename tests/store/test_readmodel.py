@@ -61,3 +61,30 @@ def test_entities_are_found_by_where_they_are_mentioned(tables: TableStore) -> N
     assert store.entities_mentioned_at(Layer.USER, [place]) == []
     assert store.entities_mentioned_at(Layer.LITERATURE, [(place[0], -1)]) == []
     store.close()
+
+
+def test_tables_of_an_older_schema_are_read_as_they_are_and_brought_up_by_a_writer(
+        tmp_path: Path) -> None:
+    """A reader cannot migrate: tables a writer of the previous release left (schema
+    1, without the writer's name) are read as they are; the next writer migrates."""
+    import sqlite3
+
+    from medkg.store.schema import SCHEMA_VERSION
+
+    store = open_store(StoreConfig(backend="sqlite", base_iri="https://example.org/kg/"),
+                       tmp_path / "graph")
+    _fill(store)
+    counts = store.counts()
+    store.close()
+    path = tmp_path / "tables" / "graph.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE writer")
+        db.execute("DELETE FROM schema_version WHERE version > 1")
+    reader = open_store(StoreConfig(backend="sqlite", base_iri="https://example.org/kg/"),
+                        tmp_path / "graph", read_only=True)
+    assert reader.counts() == counts
+    reader.close()
+    writer = open_store(StoreConfig(backend="sqlite", base_iri="https://example.org/kg/"),
+                        tmp_path / "graph")
+    assert isinstance(writer, TableStore) and writer._version() == SCHEMA_VERSION
+    writer.close()
