@@ -198,12 +198,44 @@ class Components:
     @property
     def embedder(self) -> CachedEmbedder:
         if self._embedder is None:
-            from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+            from medkg.linking.embeddings import CachedEmbedder, make_embedder
 
-            self._embedder = CachedEmbedder(
-                SentenceTransformerEmbedder(self.settings.embedding), self.layout.embedding_cache,
-                read_only=self.read_only)
+            inner = make_embedder(self.settings.embedding)
+            self._check_encoder(inner.name)
+            self._embedder = CachedEmbedder(inner, self.layout.embedding_cache,
+                                            read_only=self.read_only)
         return self._embedder
+
+    def _check_encoder(self, name: str) -> None:
+        """Every vector of a workspace comes from one encoder (model and runtime):
+        after a change a writer sets the derived vectors and the tag tree aside,
+        and reconcile and the next build make them again with the new one; a
+        reader is told to let a writer do that first."""
+        import shutil
+
+        from medkg.pipeline.link import STAGE as LINK
+        from medkg.pipeline.summarise import STAGE as SUMMARISE
+        from medkg.stagestate import ENCODER
+
+        recorded = self.state.version(ENCODER)
+        if recorded == name:
+            return
+        if recorded is not None:
+            if self.read_only:
+                raise WorkspaceError(
+                    f"this workspace's vectors come from the encoder {recorded!r}; the "
+                    f"settings now give {name!r}, whose vectors differ",
+                    hint="run `medkg build` (it re-embeds) when the process writing the "
+                         "workspace has finished, or set the embedding settings back")
+            log.warning("the encoder changed from %r to %r: the workspace's vectors and "
+                        "tag tree are made again", recorded, name)
+            for kind in ("chunks", "entities", "concepts"):
+                self.layout.vector_index(kind).unlink(missing_ok=True)
+            shutil.rmtree(self.layout.tag_tree, ignore_errors=True)
+            self.state.forget(SUMMARISE)
+            self.state.forget(LINK)  # the next build embeds and links the entities anew
+        if not self.read_only:
+            self.state.record(ENCODER, name)
 
     def index(self, kind: IndexKind) -> VectorIndex:
         """The persistent vector index of ``chunks``, ``entities`` or ``concepts``.

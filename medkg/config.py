@@ -58,6 +58,12 @@ class EmbeddingConfig(Section):
         description="a sentence-transformers model name or path; 'bundled:' uses the packaged one",
     )
     batch_size: int = Field(32, ge=1)
+    runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
+        "torch", description="'torch': the model as sentence-transformers runs it; "
+        "'onnx': the same model exported to ONNX and run by onnxruntime on the CPU (the "
+        "same vectors, faster; made once per machine); 'onnx-int8': its weights "
+        "quantised to int8 (faster again; its vectors differ slightly, so changing to or "
+        "from it re-embeds the workspace)")
     device: str = Field("cpu", pattern=r"^(cpu|cuda(:[0-9]+)?|mps|xpu(:[0-9]+)?)$",
                         description="where the model runs: cpu, cuda, cuda:N, mps or xpu "
                         "(one this machine's torch can use)")

@@ -14,6 +14,7 @@ VOCABULARY = "vocabulary"  # the version of the vocabulary graph, new with every
 STORE_BACKEND = "store.backend"  # the graph store the workspace was made with
 STORE_BASE_IRI = "store.base_iri"  # ... and the base IRI its graph's IRIs start with
 STORE_TABLES = "store.tables"  # set once the workspace's graph has met the typed tables
+ENCODER = "embedding.encoder"  # the encoder every vector of the workspace comes from
 IRI_SCHEME = "store.iri_scheme"  # how its concept IRIs are minted (medkg.identifiers.SCHEME)
 
 

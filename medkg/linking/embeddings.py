@@ -105,6 +105,19 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+def make_embedder(config: EmbeddingConfig) -> Embedder:
+    """The encoder ``embedding.runtime`` names, over ``embedding.model``."""
+    if config.runtime == "torch":
+        return SentenceTransformerEmbedder(config)
+    if config.device != "cpu":
+        raise EmbeddingError(f"embedding.runtime = \"{config.runtime}\" runs on the CPU; "
+                             f"embedding.device is {config.device!r}",
+                             hint="set embedding.runtime = \"torch\" to use the device")
+    from medkg.linking.onnx_encoder import OnnxEmbedder
+
+    return OnnxEmbedder(config)
+
+
 class CachedEmbedder:
     """Wraps an embedder with an on-disk cache keyed by model and text hash."""
 

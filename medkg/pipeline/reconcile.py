@@ -29,12 +29,13 @@ class Reconciled:
     missing_chunk_vectors: int = 0
     stale_entity_vectors: int = 0
     stale_tree_leaves: int = 0
+    missing_entity_vectors: int = 0
 
     @property
     def changed(self) -> bool:
         return bool(self.deletes_finished or self.stale_chunk_vectors
                     or self.missing_chunk_vectors or self.stale_entity_vectors
-                    or self.stale_tree_leaves)
+                    or self.missing_entity_vectors or self.stale_tree_leaves)
 
 
 RECONCILED = "reconciled"  # the stamp of the graph and derived files last reconciled
@@ -69,6 +70,7 @@ def reconcile(parts: Components) -> Reconciled:
     nothing is written, nothing is embedded."""
     if parts.reconciled:
         return Reconciled()
+    parts.embedder  # noqa: B018 - an encoder change sets the old vectors aside first
     now = stamp(parts)
     if now is not None and now == parts.state.version(RECONCILED) \
             and not parts.state.pending_deletes():
@@ -107,10 +109,19 @@ def reconcile(parts: Components) -> Reconciled:
     entity_ids = store.entity_ids()
     entities = parts.index("entities")
     stale = [i for i in entities.ids() if i not in entity_ids]
-    if stale:
+    unembedded = entity_ids - set(entities.ids())
+    if unembedded:  # a damaged file, or a new encoder: as the link stage embeds them
+        from medkg.linking.linker import embed_entities
+        from medkg.pipeline.state import DOCUMENT_LAYERS
+
+        heads = getattr(store, "entity_heads", store.entities)
+        found = [e for layer in DOCUMENT_LAYERS for e in heads(layer) if e.id in unembedded]
+        entities.upsert([e.id for e in found], embed_entities(parts.embedder, found))
+    if stale or unembedded:
         entities.delete(stale)
         entities.save()
     out.stale_entity_vectors = len(stale)
+    out.missing_entity_vectors = len(unembedded)
     tree = parts.tree()
     if tree is not None:
         leaves = [n.id for n in tree.nodes.values() if n.level == 0 and n.id not in chunk_ids]

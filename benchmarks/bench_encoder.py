@@ -1,0 +1,146 @@
+"""The sentence encoder's runtimes side by side on the dev data: torch, ONNX
+float32 and ONNX int8, the same model (the bundled all-MiniLM-L6-v2 unless
+``--model``).
+
+    python benchmarks/bench_encoder.py                   # BioASQ 7B-9B pool, PubMedQA dev
+    python benchmarks/bench_encoder.py --limit-docs 2000 # a quick look
+
+For each dataset every document (BioASQ: every gold snippet of 7B, 8B and 9B, the
+pool the QA benchmark builds from; PubMedQA: the dev split's 500 abstracts) is
+encoded by each runtime, the runtimes interleaved batch by batch so a noisy
+machine slows them alike: documents per second of wall time and per CPU-second
+of this process. Then dense retrieval (``vector`` mode: cosine of question and
+document) ranks the pool for every question: recall@10 and MRR against the gold
+documents, with a paired bootstrap (2,000 resamples of the questions) of each
+runtime's difference from torch: the 95 % interval says whether a loss is real.
+Last, the cosine of each runtime's document vectors to torch's (mean, 1st
+percentile, minimum).
+
+Without ``../shared`` the script says so and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+EVAL = REPO.parent / "shared" / "data" / "eval"
+RUNTIMES = ("torch", "onnx", "onnx-int8")
+BATCH = 256  # documents handed to each runtime in turn
+
+
+def encoders(model: str) -> dict[str, object]:
+    from medkg.config import EmbeddingConfig
+    from medkg.linking.embeddings import SentenceTransformerEmbedder
+    from medkg.linking.onnx_encoder import OnnxEmbedder
+
+    out: dict[str, object] = {}
+    for runtime in RUNTIMES:
+        config = EmbeddingConfig(model=model, runtime=runtime)  # type: ignore[arg-type]
+        out[runtime] = (SentenceTransformerEmbedder(config) if runtime == "torch"
+                        else OnnxEmbedder(config))
+    return out
+
+
+def encode_all(runtimes: dict[str, object], texts: list[str]
+               ) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, float]]]:
+    """Every text by every runtime, a batch per runtime in turn; (vectors, (wall
+    seconds, CPU seconds)) per runtime."""
+    for encoder in runtimes.values():
+        encoder.embed(["warm up"])  # type: ignore[attr-defined]
+    parts: dict[str, list[np.ndarray]] = {r: [] for r in runtimes}
+    spent = dict.fromkeys(runtimes, (0.0, 0.0))
+    for start in range(0, len(texts), BATCH):
+        batch = texts[start:start + BATCH]
+        order = list(runtimes)
+        k = (start // BATCH) % len(order)
+        for runtime in order[k:] + order[:k]:  # who goes first rotates
+            wall, cpu = time.perf_counter(), time.process_time()
+            parts[runtime].append(runtimes[runtime].embed(batch))  # type: ignore[attr-defined]
+            w, c = spent[runtime]
+            spent[runtime] = (w + time.perf_counter() - wall, c + time.process_time() - cpu)
+    return {r: np.concatenate(v) for r, v in parts.items()}, spent
+
+
+def per_question(doc_vectors: np.ndarray, question_vectors: np.ndarray, keys: list[str],
+                 gold: list[frozenset[str]]) -> tuple[np.ndarray, np.ndarray]:
+    from medkg.evaluation.qa import score_ranking
+
+    recall, rr = [], []
+    for q, wanted in zip(question_vectors, gold, strict=True):
+        scores = doc_vectors @ q
+        top = np.argpartition(-scores, 50)[:50]
+        ranked = [keys[i] for i in top[np.argsort(-scores[top])]]
+        r, m, _ = score_ranking(ranked, wanted)
+        recall.append(r)
+        rr.append(m)
+    return np.array(recall), np.array(rr)
+
+
+def bootstrap(diff: np.ndarray, seed: int = 13, n: int = 2000) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(n, len(diff)))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def run(name: str, data: object, runtimes: dict[str, object], limit: int) -> None:
+    documents = data.documents  # type: ignore[attr-defined]
+    items = data.items  # type: ignore[attr-defined]
+    if limit:
+        documents = documents[:limit]
+        kept = {d.key for d in documents}
+        items = [i for i in items if i.gold <= kept]
+    keys = [d.key for d in documents]
+    texts = [d.text for d in documents]
+    print(f"\n## {name}: {len(texts):,} documents, {len(items):,} questions\n")
+    vectors, spent = encode_all(runtimes, texts)
+    questions, _ = encode_all(runtimes, [i.question for i in items])
+    gold = [i.gold for i in items]
+    scores = {r: per_question(vectors[r], questions[r], keys, gold) for r in runtimes}
+    print("runtime | docs/s (wall) | docs per CPU-s | speed vs torch | R@10 | MRR | "
+          "ΔR@10 vs torch [95% CI] | ΔMRR vs torch [95% CI] | cosine to torch: mean | p1 | min")
+    print("---|---|---|---|---|---|---|---|---|---|---")
+    base_wall = spent["torch"][0]
+    for r in runtimes:
+        wall, cpu = spent[r]
+        recall, rr = scores[r]
+        cos = (vectors[r] * vectors["torch"]).sum(axis=1)
+        if r == "torch":
+            d_recall = d_rr = "-"
+        else:
+            lo, hi = bootstrap(recall - scores["torch"][0])
+            d_recall = f"{(recall - scores['torch'][0]).mean():+.4f} [{lo:+.4f}, {hi:+.4f}]"
+            lo, hi = bootstrap(rr - scores["torch"][1])
+            d_rr = f"{(rr - scores['torch'][1]).mean():+.4f} [{lo:+.4f}, {hi:+.4f}]"
+        print(f"{r} | {len(texts) / wall:.1f} | {len(texts) / cpu:.1f} | "
+              f"{base_wall / wall:.2f}x | {recall.mean():.4f} | {rr.mean():.4f} | {d_recall} | "
+              f"{d_rr} | {cos.mean():.4f} | {np.percentile(cos, 1):.4f} | {cos.min():.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", default="bundled:all-MiniLM-L6-v2")
+    parser.add_argument("--limit-docs", type=int, default=0)
+    args = parser.parse_args()
+    if not EVAL.exists():
+        sys.exit(f"skip: {EVAL} not found (the ../shared checkout is absent)")
+    from medkg.evaluation.qa import read_bioasq, read_pubmedqa
+
+    runtimes = encoders(args.model)
+    print(f"CPU threads: torch {__import__('torch').get_num_threads()}; "
+          f"os.cpu_count() {os.cpu_count()}")
+    run("BioASQ 7B-9B snippet pool", read_bioasq(EVAL / "bioasq"), runtimes, args.limit_docs)
+    run("PubMedQA dev", read_pubmedqa(EVAL / "pubmedqa" / "pqal_dev.json"), runtimes,
+        args.limit_docs)
+
+
+if __name__ == "__main__":
+    main()
