@@ -107,9 +107,14 @@ class WorkspaceLayout:
         """An evaluation dataset's texts as JSONL (``medkg eval qa``)."""
         return self.root / "dataset.jsonl"
 
+    @property
+    def publish(self) -> Path:
+        """What each publish target acknowledged (``medkg publish``), a journal each."""
+        return self.root / "publish"
+
     def owned(self) -> list[Path]:
         """Every file and directory the workspace keeps (nothing may be written over them)."""
         return [self.config, self.graph, self.tables, self.rdf, self.vectors,
                 self.embedding_cache.parent,
                 self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
-                self.dataset, self.tokens, self.server, self.writer_lock]
+                self.dataset, self.tokens, self.server, self.writer_lock, self.publish]

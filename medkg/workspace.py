@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from medkg.ontology.loaders import VocabularyLoad
     from medkg.pipeline.importing import ImportReport
     from medkg.pipeline.reextract import ExtractionStatus
+    from medkg.publish import PublishReport
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
@@ -380,6 +381,32 @@ class Workspace:
         from medkg.store.projection import RDFProjection
 
         return RDFProjection(self.layout.rdf).rebuild(self._tables())
+
+    def publish(self, target: str, *, update_url: str = "", graph_store_url: str = "",
+                user: str = "", password_env: str = "", auth: str = "basic",
+                batch_size: int = 2000, verify: bool = True, replace: bool = False,
+                progress: Callable[[str, int], None] | None = None) -> PublishReport:
+        """Send what changed in the graph's RDF projection since the last publish to
+        ``target`` (``sparql+http(s)://HOST/.../sparql``; see :mod:`medkg.publish`)."""
+        self._writable()
+        from medkg.errors import ConfigError
+        from medkg.publish import journal_path, publish_sparql
+        from medkg.store.sparql import Endpoint
+
+        if not target.startswith(("sparql+http://", "sparql+https://")):
+            raise ConfigError(f"cannot publish to {target!r}",
+                              hint="--to sparql+http://HOST:8890/sparql (a SPARQL 1.1 "
+                                   "server); Neo4j: medkg store copy --to neo4j or medkg "
+                                   "export --format neo4j")
+        url = target.removeprefix("sparql+")
+        endpoint = Endpoint(query_url=url, update_url=update_url or url, user=user,
+                            password_env=password_env, auth=auth,
+                            graph_store_url=graph_store_url)
+        base = self.settings.store.base_iri
+        return publish_sparql(self._tables(), endpoint,
+                              journal_path(self.layout.publish, url, base), target=url,
+                              batch_size=batch_size, verify=verify, replace=replace,
+                              progress=progress)
 
     def sparql(self, query: str, fmt: str | None = None) -> tuple[str, bytes]:
         """A read-only SPARQL 1.1 query on the live graph (its RDF projection, made

@@ -27,7 +27,7 @@ from medkg.cli._common import (
 )
 from medkg.cli.evaluate import evaluate
 from medkg.cli.merges import merges
-from medkg.cli.rdf import rdf, sparql
+from medkg.cli.rdf import publish, rdf, sparql
 from medkg.cli.review import review
 from medkg.cli.rules import rules
 from medkg.cli.serve import serve, token
@@ -53,6 +53,7 @@ app.add_typer(token, name="token")
 app.add_typer(store, name="store")
 app.add_typer(rdf, name="rdf")
 app.command()(sparql)
+app.command()(publish)
 app.command()(serve)
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"

@@ -246,9 +246,9 @@ class SPARQLProtocolStore(Store):
             raise StoreError("this graph store was opened read-only")
         for by_graph in self._requests(quads):
             for graph, lines in by_graph.items():
-                self._post_data(graph, "\n".join(lines) + "\n")
+                self.post_ntriples(graph, "\n".join(lines) + "\n")
 
-    def _post_data(self, graph: URIRef, ntriples: str) -> None:
+    def post_ntriples(self, graph: URIRef, ntriples: str) -> None:
         import httpx
 
         url = self.endpoint.graph_store_url
