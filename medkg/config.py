@@ -322,7 +322,7 @@ class StoreConfig(Section):
     @field_validator("url")
     @classmethod
     def _no_password(cls, url: str) -> str:
-        from medkg.store.engines import password_in_url
+        from medkg.store.sql import password_in_url
 
         if url and password_in_url(url):
             raise ValueError("store.url must not hold a password: name an environment "

@@ -51,7 +51,7 @@ def _sqlite(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
 
 
 def _postgres(cfg: StoreConfig, directory: Path, read_only: bool) -> GraphStore:
-    from medkg.store.engines import PostgresEngine
+    from medkg.store.sql import PostgresEngine
     from medkg.store.tables import TableStore
 
     if not cfg.url:

@@ -1,6 +1,6 @@
 """The tables that hold the graph: one schema, versioned, in standard SQL (upserts
 by ``ON CONFLICT``, no engine's own functions), run verbatim by SQLite and
-PostgreSQL (:mod:`medkg.store.engines`; PostgreSQL's text columns get byte-order
+PostgreSQL (:mod:`medkg.store.sql`; PostgreSQL's text columns get byte-order
 collation, as SQLite compares).
 
 Every row is keyed by a content-derived id (:mod:`medkg.model`), so a write is an

@@ -1,5 +1,6 @@
-"""The graph in typed tables: the workspace's source of truth (SQLite, one file,
-WAL; the schema is in :mod:`medkg.store.schema`).
+"""The graph in typed tables: the workspace's source of truth (SQLite, one file in
+the workspace, WAL; or PostgreSQL, shared: :mod:`medkg.store.sql`; the schema is in
+:mod:`medkg.store.schema`, one SQL text for both).
 
 Three parts, kept apart:
 
@@ -13,7 +14,7 @@ Three parts, kept apart:
   streamed, for SPARQL, SHACL and every RDF export.
 
 A read-only open (another process writes) reads the last committed state: SQLite's
-WAL lets readers and one writer work side by side.
+WAL, and PostgreSQL's snapshots, let readers and one writer work side by side.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from medkg.model import (
     review_payload_types,
 )
 from medkg.store.base import Deletion, LayerCounts, StoreCounts
-from medkg.store.engines import Connection, Engine, SQLiteEngine
 from medkg.store.schema import (
     MIGRATIONS,
     QUALIFIER_COLUMNS,
@@ -58,6 +58,7 @@ from medkg.store.schema import (
     qualifier_values,
     qualifiers_of,
 )
+from medkg.store.sql import Connection, Engine, SQLiteEngine
 from medkg.store.vocab import IRIs
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ def _batches(items: Sequence[str]) -> Iterator[Sequence[str]]:
 
 class TableStore:
     """GraphStore over typed tables. Open it through
-    :func:`medkg.store.registry.open_store` (``store.backend = "sqlite"``)."""
+    :func:`medkg.store.registry.open_store` (``store.backend = "sqlite"`` or
+    ``"postgres"``)."""
 
     def __init__(self, engine: Engine, *, base_iri: str, read_only: bool = False) -> None:
         self.iris = IRIs(base_iri)
