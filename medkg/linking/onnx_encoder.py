@@ -124,7 +124,7 @@ def onnx_model(model_dir: Path, *, int8: bool, cache: Path | None = None) -> Pat
                 from onnxruntime.quantization import QuantType, quantize_dynamic
             except ImportError as exc:
                 raise EmbeddingError(f"cannot quantise the encoder: {exc}",
-                                     hint="pip install onnx onnxruntime") from exc
+                                     hint="pip install 'medkg[onnx]'") from exc
             quantised = Path(tmp) / "model-int8.onnx"
             root = logging.getLogger()
             level = root.level  # it advises pre-processing on the root logger
@@ -168,7 +168,13 @@ class OnnxEmbedder:
                                  f"{self._config.model!r} is not one",
                                  hint="set embedding.model to a local model directory")
         _pooling(model_dir)
-        import onnxruntime as ort
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise EmbeddingError(f"embedding.runtime = \"{self._config.runtime}\" needs "
+                                 "onnxruntime, which is not installed",
+                                 hint="pip install 'medkg[onnx]', or set embedding.runtime "
+                                      "= \"torch\"") from exc
         from tokenizers import Tokenizer
 
         path = onnx_model(model_dir, int8=self.int8, cache=self._cache)
