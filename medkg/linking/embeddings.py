@@ -136,6 +136,11 @@ class CachedEmbedder:
         return self._inner.name
 
     @property
+    def inner(self) -> Embedder:
+        """The encoder itself, past the cache."""
+        return self._inner
+
+    @property
     def dim(self) -> int:
         return self._inner.dim
 

@@ -15,7 +15,9 @@ L2 normalisation, as the sentence-transformers pipeline does.
 
 The float32 model's vectors are torch's to rounding (cosine 1.0000), so it keeps
 the model's name and every cached vector. The int8 model's are close but not
-equal (cosine about 0.96), so it is another encoder (its own name): a
+equal (cosine about 0.95), and, its activations being quantised with one scale
+per batch, a text's vector moves a little with the texts encoded beside it; it
+is another encoder (its own name): a
 workspace's concept, entity and chunk vectors must all come from one, and the
 workspace re-embeds when it changes (:mod:`medkg.components`).
 """

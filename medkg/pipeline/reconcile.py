@@ -116,7 +116,11 @@ def reconcile(parts: Components) -> Reconciled:
 
         heads = getattr(store, "entity_heads", store.entities)
         found = [e for layer in DOCUMENT_LAYERS for e in heads(layer) if e.id in unembedded]
-        entities.upsert([e.id for e in found], embed_entities(parts.embedder, found))
+        # Past the cache: a vector depends in its last bits on the batch it was
+        # encoded in, and the link stage, which embeds every entity in one batch,
+        # must find none of these in the cache (a build cut short and run again
+        # ends with the vectors of one uninterrupted build).
+        entities.upsert([e.id for e in found], embed_entities(parts.embedder.inner, found))
     if stale or unembedded:
         entities.delete(stale)
         entities.save()

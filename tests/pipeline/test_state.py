@@ -47,7 +47,7 @@ def test_what_a_rebuild_redoes(tmp_path: Path) -> None:
         assert documents_to_extract(ws.store) == []
         done = {k: v for k, v in ws.parts.state.recorded().items() if k != "reconciled"}
         assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme", "store.tables",
-                             "vocabulary", "link", "summarise"}
+                             "embedding.encoder", "vocabulary", "link", "summarise"}
         ws.build()
         assert {k: v for k, v in ws.parts.state.recorded().items()
                 if k != "reconciled"} == done  # nothing changed: same fingerprints
