@@ -119,11 +119,14 @@ class Journal:
     def pending(self, which: str, size: int) -> Iterator[list[tuple[bytes, str]]]:
         """``add``: in the projection, not sent; ``remove``: sent, no longer in it;
         a request's worth at a time (each re-read: the journal moves as it goes)."""
-        sql = ("SELECT h, line FROM now WHERE h NOT IN (SELECT h FROM sent) LIMIT ?"
-               if which == "add" else
-               "SELECT h, line FROM sent WHERE h NOT IN (SELECT h FROM now) LIMIT ?")
-        while rows := self.db.execute(sql, (size,)).fetchall():
+        sql = ("SELECT h, line FROM now WHERE h > ? AND h NOT IN (SELECT h FROM sent) "
+               "ORDER BY h LIMIT ?" if which == "add" else
+               "SELECT h, line FROM sent WHERE h > ? AND h NOT IN (SELECT h FROM now) "
+               "ORDER BY h LIMIT ?")
+        last = b""  # by key: each page starts where the last ended, never rescans
+        while rows := self.db.execute(sql, (last, size)).fetchall():
             yield rows
+            last = rows[-1][0]
 
     def sent(self, rows: list[tuple[bytes, str]]) -> None:
         with self.db:
