@@ -198,18 +198,15 @@ def publish_sparql(tables: TableStore, endpoint: Endpoint, journal: Path, *,
                 for graph in sorted(graphs):
                     server.run_update(f"DROP SILENT GRAPH {sparql_term(graph)}")
                 book.forget()
-            for rows in book.pending("remove", batch_size):
-                _send(server, "DELETE DATA", [line for _, line in rows])
-                book.unsent(rows)
-                report.removed += len(rows)
-                if progress is not None:
-                    progress("removed", report.removed)
-            for rows in book.pending("add", batch_size):
-                _send(server, "INSERT DATA", [line for _, line in rows])
-                book.sent(rows)
-                report.added += len(rows)
-                if progress is not None:
-                    progress("added", report.added)
+            steps = (("remove", "DELETE DATA", book.unsent, "removed"),
+                     ("add", "INSERT DATA", book.sent, "added"))
+            for which, verb, record, counter in steps:  # removals first
+                for rows in book.pending(which, batch_size):
+                    _send(server, verb, [line for _, line in rows])
+                    record(rows)  # acknowledged: into (out of) the journal
+                    setattr(report, counter, getattr(report, counter) + len(rows))
+                    if progress is not None:
+                        progress(counter, getattr(report, counter))
             if verify and graphs:
                 values = " ".join(sparql_term(g) for g in sorted(graphs))
                 _, found = server.select("SELECT (COUNT(*) AS ?n) WHERE { VALUES ?g { "
