@@ -8,7 +8,7 @@ begins, how its driver spells a placeholder and the few expressions the standard
 leaves to each engine. Nothing here knows the schema.
 
 PostgreSQL keeps each workspace's tables in a schema of their own
-(``store.schema``), so one database holds many workspaces. The one writer holds a
+(``store.schema_name``), so one database holds many workspaces. The one writer holds a
 session advisory lock on that schema for as long as its connection lives (the
 server frees it when the process dies, however it dies), and writes who it is into
 the ``writer`` table, which the second writer's error quotes.
@@ -45,7 +45,8 @@ class Cursor(Protocol):
 
 class Connection:
     """A DB-API connection that takes the tables' SQL as written (``?``
-    placeholders) whatever the driver's own paramstyle."""
+    placeholders) whatever the driver's own paramstyle (the tables' SQL has no ``?``
+    or ``%`` of its own: values always travel as parameters)."""
 
     def __init__(self, raw: Any, placeholder: str) -> None:
         self.raw = raw
