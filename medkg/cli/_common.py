@@ -43,6 +43,16 @@ def label(name: str, style: str, text: str) -> Text:
 WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", "-w", help="workspace directory", show_default=True)
 ]
+# How medkg logs in to a SPARQL server (store copy --to sparql, publish): named once.
+UpdateUrlOpt = Annotated[str, typer.Option(help="sparql: the update endpoint (default: the "
+                                                "query endpoint)")]
+GraphStoreUrlOpt = Annotated[str, typer.Option(
+    help="sparql: a Graph Store Protocol endpoint for bulk inserts (Virtuoso: "
+         "http://HOST:8890/sparql-graph-crud)")]
+UserOpt = Annotated[str, typer.Option(help="user to log in as")]
+PasswordEnvOpt = Annotated[str, typer.Option(
+    help="NAME of the environment variable holding the password")]
+AuthOpt = Annotated[str, typer.Option(help="sparql: basic or digest")]
 T = TypeVar("T")
 
 

@@ -9,7 +9,18 @@ from typing import Annotated
 
 import typer
 
-from medkg.cli._common import WorkspaceOpt, _fail, _run, open_to_read, out
+from medkg.cli._common import (
+    AuthOpt,
+    GraphStoreUrlOpt,
+    PasswordEnvOpt,
+    UpdateUrlOpt,
+    UserOpt,
+    WorkspaceOpt,
+    _fail,
+    _run,
+    open_to_read,
+    out,
+)
 from medkg.errors import MedKGError
 
 rdf = typer.Typer(help="The graph as RDF: a projection of its tables (Oxigraph).",
@@ -55,15 +66,11 @@ def sparql(
 def publish(
     to: Annotated[str, typer.Option("--to", help="the SPARQL 1.1 server: "
                                                   "sparql+http://HOST:8890/sparql")],
-    update_url: Annotated[str, typer.Option(help="the update endpoint (default: the "
-                                                 "query endpoint)")] = "",
-    graph_store_url: Annotated[str, typer.Option(
-        help="a Graph Store Protocol endpoint for the inserts (Virtuoso: "
-             "http://HOST:8890/sparql-graph-crud)")] = "",
-    user: Annotated[str, typer.Option(help="user to log in as")] = "",
-    password_env: Annotated[str, typer.Option(
-        help="NAME of the environment variable holding the password")] = "",
-    auth: Annotated[str, typer.Option(help="basic or digest")] = "basic",
+    update_url: UpdateUrlOpt = "",
+    graph_store_url: GraphStoreUrlOpt = "",
+    user: UserOpt = "",
+    password_env: PasswordEnvOpt = "",
+    auth: AuthOpt = "basic",
     batch_size: Annotated[int, typer.Option(help="most quads per request")] = 2000,
     verify: Annotated[bool, typer.Option(help="count the server's quads after")] = True,
     replace: Annotated[bool, typer.Option(

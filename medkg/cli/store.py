@@ -8,7 +8,18 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _fail, _run, console, out
+from medkg.cli._common import (
+    AuthOpt,
+    GraphStoreUrlOpt,
+    PasswordEnvOpt,
+    UpdateUrlOpt,
+    UserOpt,
+    WorkspaceOpt,
+    _fail,
+    _run,
+    console,
+    out,
+)
 from medkg.errors import ConfigError, MedKGError
 
 store = typer.Typer(help="The graph store: move the graph to another backend.",
@@ -27,15 +38,11 @@ def store_copy(
     password_file: Annotated[str, typer.Option(
         help="postgres: a file (chmod 600) holding the password")] = "",
     database: Annotated[str, typer.Option(help="neo4j: the database")] = "neo4j",
-    update_url: Annotated[str, typer.Option(help="sparql: the update endpoint "
-                                                   "(default: --url)")] = "",
-    graph_store_url: Annotated[str, typer.Option(
-        help="sparql: Graph Store Protocol endpoint for bulk writes (Virtuoso: "
-             "http://HOST:8890/sparql-graph-crud)")] = "",
-    user: Annotated[str, typer.Option(help="sparql: user to log in as")] = "",
-    password_env: Annotated[str, typer.Option(
-        help="NAME of the environment variable holding the password")] = "",
-    auth: Annotated[str, typer.Option(help="basic or digest")] = "basic",
+    update_url: UpdateUrlOpt = "",
+    graph_store_url: GraphStoreUrlOpt = "",
+    user: UserOpt = "",
+    password_env: PasswordEnvOpt = "",
+    auth: AuthOpt = "basic",
     base_iri: Annotated[str, typer.Option(
         help="the graph's IRIs on the target (default: the workspace's)")] = "",
     batch_size: Annotated[int, typer.Option(help="most quads per write")] = 2000,
