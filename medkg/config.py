@@ -175,6 +175,13 @@ class LLMConfig(Section):
 class LinkingConfig(Section):
     reference_threshold: float = Field(0.80, ge=0, le=1)
     definition_threshold: float = Field(0.80, ge=0, le=1)
+    concept_candidates: Literal["lexical", "all"] = Field(
+        "lexical", description="which concepts an entity without one is compared with: "
+        "'lexical' embeds only its name's lexical candidates in the vocabulary (exact, "
+        "abbreviation and character 3-gram matches), so a first build does not wait for the "
+        "whole vocabulary; 'all' embeds every concept once per machine and compares with all")
+    lexical_candidates: int = Field(50, ge=1, description="lexical candidates per entity "
+                                    "with concept_candidates = 'lexical'")
     resolution: bool = Field(True, description="merge entities that name the same thing")
     resolution_min_cosine: float = Field(0.85, ge=0, le=1)
     resolution_min_name_similarity: float = Field(0.75, ge=0, le=1)

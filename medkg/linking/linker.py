@@ -12,7 +12,8 @@ context`` for entities, ``name; group; definition`` for concepts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from medkg.errors import StoreError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Concept, Entity, Link, LinkKind
+
+if TYPE_CHECKING:
+    from medkg.ontology.index import ConceptIndex
 
 CANDIDATES = 10
 UNTYPED = {"CONC", ""}
@@ -92,8 +96,11 @@ def link_definitions(
     concepts: dict[str, Concept],
     concept_index: VectorIndex,
     config: LinkingConfig,
+    candidates: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Link]:
-    """definition_of links from entities to vocabulary concepts."""
+    """definition_of links from entities to vocabulary concepts. An entity without
+    a concept is compared with its ``candidates`` when given (see
+    :func:`lexical_candidates`), else with every concept of ``concept_index``."""
     links: list[Link] = []
     for entity, vector in zip(entities, vectors, strict=True):
         linked = False
@@ -106,7 +113,10 @@ def link_definitions(
             linked = True
         if linked:
             continue
-        for cid, score in concept_index.search(_unit(vector), CANDIDATES):
+        allowed = None if candidates is None else set(candidates.get(entity.id, ()))
+        if allowed is not None and not allowed:
+            continue
+        for cid, score in concept_index.search(_unit(vector), CANDIDATES, allowed):
             concept = concepts.get(cid)
             if concept is None or score < config.definition_threshold:
                 continue
@@ -115,6 +125,15 @@ def link_definitions(
                                   score=round(score, 4), method="embedding"))
                 break
     return links
+
+
+def lexical_candidates(entities: Sequence[Entity], concepts: ConceptIndex,
+                       k: int) -> dict[str, list[str]]:
+    """The concepts each entity without one may be defined by: the ``k`` best
+    lexical matches of its name (exact, abbreviation, character 3-grams), which
+    then need vectors; the rest of the vocabulary does not."""
+    return {e.id: [c.concept.id for c in concepts.search(e.name, k)]
+            for e in entities if not e.concept_ids}
 
 
 def embed_entities(embedder: Embedder, entities: Sequence[Entity]) -> Matrix:

@@ -52,7 +52,12 @@ def run(ctx: BuildContext) -> None:
 def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:
     from medkg.files import user_cache_dir
     from medkg.linking.concept_vectors import all_concept_vectors
-    from medkg.linking.linker import embed_entities, link_definitions, link_references
+    from medkg.linking.linker import (
+        embed_entities,
+        lexical_candidates,
+        link_definitions,
+        link_references,
+    )
 
     progress("link", 0, 1)
     store, embedder, cfg = parts.store, parts.embedder, parts.settings.linking
@@ -70,19 +75,25 @@ def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:
     index.save()
     by_id = {c.id: c for c in concepts.concepts()}
     entities = [*user, *literature]
-    # Normalised entities need only their own concepts' vectors; entities without
-    # a concept are matched against every concept, which then all need vectors.
+    # Normalised entities need only their own concepts' vectors. Entities without
+    # a concept are compared with their name's lexical candidates (which then need
+    # vectors in the workspace), or with every concept (all of which then need
+    # vectors, made once per machine).
+    candidates: dict[str, list[str]] | None = None
     with timing.stage("concept vectors"):
-        if any(not e.concept_ids for e in entities):
+        if cfg.concept_candidates == "all" and any(not e.concept_ids for e in entities):
             concept_vectors = all_concept_vectors(
                 list(by_id.values()), embedder, user_cache_dir() / "concept-vectors",
                 cfg.ann_threshold, progress)
         else:
-            concept_vectors = embed_concepts(
-                parts, [cid for e in entities for cid in e.concept_ids], concepts, progress)
+            candidates = lexical_candidates(entities, concepts, cfg.lexical_candidates)
+            wanted = [cid for e in entities for cid in e.concept_ids]
+            wanted += [cid for ids in candidates.values() for cid in ids]
+            concept_vectors = embed_concepts(parts, wanted, concepts, progress)
     links = link_references(user, user_vectors, literature, index, cfg)
-    links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg)
-    links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg)
+    links += link_definitions(user, user_vectors, by_id, concept_vectors, cfg, candidates)
+    links += link_definitions(literature, lit_vectors, by_id, concept_vectors, cfg,
+                              candidates)
     if cfg.resolution:
         with timing.stage("resolve"):
             links += _resolve(parts, Layer.USER, user, user_vectors, index)

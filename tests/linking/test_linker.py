@@ -1,9 +1,15 @@
 import numpy as np
 
 from medkg.config import LinkingConfig
-from medkg.linking.linker import compatible, link_definitions, link_references
+from medkg.linking.linker import (
+    compatible,
+    lexical_candidates,
+    link_definitions,
+    link_references,
+)
 from medkg.linking.vectors import VectorIndex
 from medkg.model import Concept, Entity, Layer, LinkKind
+from medkg.ontology.index import ConceptIndex
 
 
 def unit(*xs: float) -> np.ndarray:
@@ -54,6 +60,41 @@ def test_definitions_prefer_the_normalised_concept() -> None:
     links = link_definitions(entities, vectors, concepts, index, CFG)
     got = {(link.source, link.target, link.method) for link in links}
     assert got == {("e-norm", "C:1", "normalisation+embedding"), ("e-free", "C:2", "embedding")}
+
+
+def test_definitions_among_lexical_candidates_only() -> None:
+    """With candidates, an entity without a concept is compared with its own
+    candidates only: the best of them above the threshold, or no link at all."""
+    concepts = {"C:1": Concept(id="C:1", name="asthma", semantic_group="DISO", source="s"),
+                "C:2": Concept(id="C:2", name="asthmatic bronchitis", semantic_group="DISO",
+                               source="s")}
+    index = VectorIndex(2)
+    index.upsert(["C:1", "C:2"], np.stack([unit(1, 0), unit(1, 0.3)]))
+    entities = [ent("e-a", Layer.LITERATURE, "DISO"), ent("e-b", Layer.LITERATURE, "DISO"),
+                ent("e-c", Layer.LITERATURE, "DISO")]
+    vectors = np.stack([unit(1, 0), unit(1, 0), unit(1, 0)])
+    unrestricted = link_definitions(entities, vectors, concepts, index, CFG)
+    assert {(x.source, x.target) for x in unrestricted} == {
+        ("e-a", "C:1"), ("e-b", "C:1"), ("e-c", "C:1")}
+    candidates = {"e-a": ["C:1", "C:2"], "e-b": ["C:2"], "e-c": []}
+    links = link_definitions(entities, vectors, concepts, index, CFG, candidates)
+    assert {(x.source, x.target) for x in links} == {("e-a", "C:1"), ("e-b", "C:2")}
+
+
+def test_lexical_candidates_of_entities_without_a_concept() -> None:
+    vocabulary = ConceptIndex([
+        Concept(id="C:1", name="hypertension", synonyms=["HTN", "high blood pressure"],
+                source="s"),
+        Concept(id="C:2", name="hypotension", source="s"),
+        Concept(id="C:3", name="metformin", source="s")])
+    entities = [Entity(id="e-1", layer=Layer.USER, name="HTN", type="DISO"),
+                Entity(id="e-2", layer=Layer.USER, name="hypertensive", type="DISO"),
+                Entity(id="e-3", layer=Layer.USER, name="metformin", type="CHEM",
+                       concept_ids=["C:3"])]
+    found = lexical_candidates(entities, vocabulary, 2)
+    assert set(found) == {"e-1", "e-2"}  # a normalised entity needs none
+    assert found["e-1"][0] == "C:1"  # the abbreviation first
+    assert found["e-2"][0] == "C:1" and len(found["e-2"]) <= 2
 
 
 def test_compatible_types() -> None:
