@@ -48,6 +48,9 @@ def main() -> None:
                         "candidates")
     parser.add_argument("--k", type=int, nargs="+", default=[10, 25, 50, 100],
                         help="lexical candidates per entity to try (with --definitions)")
+    parser.add_argument("--thresholds", type=float, nargs="+", default=[0.80],
+                        help="linking.definition_threshold values to try (with "
+                        "--definitions; 0.80 is the default)")
     args = parser.parse_args()
     for gold in args.gold:
         if not gold.exists():
@@ -87,7 +90,8 @@ def main() -> None:
         print(f"linked to a concept: {linked} ({linked / n:.3f}); "
               f"concept is the gold one: {right_n} ({right_n / n:.3f})")
         if args.definitions:
-            _definitions(orphans, index, args.k)
+            for threshold in args.thresholds:
+                _definitions(orphans, index, args.k, threshold)
 
 
 def _orphans(ex: ChunkExtraction, gold: dict[tuple[int, int], GoldMention],
@@ -112,7 +116,7 @@ def _orphans(ex: ChunkExtraction, gold: dict[tuple[int, int], GoldMention],
 
 
 def _definitions(orphans: list[tuple[Entity, set[str]]], index: ConceptIndex,
-                 ks: list[int]) -> None:
+                 ks: list[int], threshold: float) -> None:
     import time
 
     from medkg.config import EmbeddingConfig, LinkingConfig
@@ -122,7 +126,7 @@ def _definitions(orphans: list[tuple[Entity, set[str]]], index: ConceptIndex,
     from medkg.linking.embeddings import make_embedder
     from medkg.linking.linker import embed_entities, lexical_candidates, link_definitions
 
-    cfg = LinkingConfig()
+    cfg = LinkingConfig(definition_threshold=threshold)
     embedder = make_embedder(EmbeddingConfig())
     entities = [e for e, _ in orphans]
     gold = {e.id: ids for e, ids in orphans}
@@ -140,7 +144,8 @@ def _definitions(orphans: list[tuple[Entity, set[str]]], index: ConceptIndex,
         return {x.source: x.target for x in links}
 
     baseline = score(None)
-    print(f"  definitions of {len(entities)} entities without a concept (gold span and id):")
+    print(f"  definitions of {len(entities)} entities without a concept (gold span and id), "
+          f"definition_threshold {threshold}:")
     print(f"  {'candidates':<14}{'embedded':>9}{'linked':>8}{'gold':>8}{'precision':>10}"
           f"{'agree':>7}{'search s':>10}")
     rows = [("all", len(concepts), baseline, 0.0)]

@@ -101,12 +101,14 @@ class ExtractionConfig(Section):
     )
     executor: str = Field(
         "auto",
-        description="where the builtin engine runs: 'local' (this process), 'processes' "
+        description="where ingest's chunking and encoding and the builtin engine run: "
+        "'local' (this process), 'processes' "
         "or 'processes:N' (N worker processes on this machine; default one per CPU), "
         "'dask://HOST:PORT' (a Dask distributed scheduler whose workers have medkg "
         "installed), or 'auto' (processes when a build has at least "
-        "parallel_min_documents to extract and the machine more than one CPU). "
-        "Results are written by the build's own process, in document order",
+        "parallel_min_documents to extract and the machine more than one CPU; ingest "
+        "then chunks in this process, whose encoder uses every core already). "
+        "Results are written by the command's own process, in document order",
     )
     parallel_min_documents: int = Field(
         200, ge=1, description="'auto' starts worker processes for at least this many "

@@ -1,30 +1,35 @@
-"""The builtin extraction engine, made from what a worker process can be sent.
+"""The work of ingest and build that a worker process can do: chunking and
+encoding documents, and the builtin extraction engine.
 
-Extraction is the part of a build that parallelises: each document's chunks
-go through the spaCy pipeline on their own. A worker (a local process, or a
-Dask worker on another machine) gets an :class:`EngineRecipe` — the saved
-concept index, as a directory on a shared disk or as the bytes of its files —
-and the extraction settings; it builds the engine once and keeps it for every
-batch that names the same recipe. The results go back to the one process that
-writes the workspace.
+Both parallelise by document: a document is chunked and its sentences and
+chunks encoded on their own, and its chunks go through the spaCy pipeline on
+their own. A worker (a local process, or a Dask worker on another machine)
+gets a recipe — for chunking, the ingest and embedding settings
+(:class:`ChunkRecipe`); for extraction, the saved concept index, as a
+directory on a shared disk or as the bytes of its files, and the extraction
+settings (:class:`EngineRecipe`) — and makes the encoder or engine once,
+keeping it for every batch that names the same recipe. The results go back to
+the one process that writes the workspace.
 """
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medkg.config import ExtractionConfig
+from medkg.config import EmbeddingConfig, ExtractionConfig, IngestConfig
 from medkg.errors import WorkspaceError
-from medkg.model import Chunk
+from medkg.model import Chunk, Document
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
     from medkg.construction.extraction import ChunkExtraction, Relate
+    from medkg.linking.embeddings import Embedder, Matrix
     from medkg.ontology.index import ConceptIndex
 
 
@@ -104,3 +109,53 @@ def extract_documents(recipe: EngineRecipe, batch: list[tuple[str, list[Chunk]]]
 
     nlp, relate = _engine(recipe)
     return [(doc_id, list(extract(chunks, nlp, relate=relate))) for doc_id, chunks in batch]
+
+
+@dataclass(frozen=True)
+class ChunkRecipe:
+    """What a worker needs to chunk and encode documents as the workspace would."""
+
+    ingest: IngestConfig
+    embedding: EmbeddingConfig
+
+
+_ENCODERS: dict[str, Embedder] = {}  # per worker process
+
+
+def _encoder(config: EmbeddingConfig) -> Embedder:
+    from medkg.linking.embeddings import make_embedder
+
+    key = config.model_dump_json()
+    if key not in _ENCODERS:
+        _ENCODERS.clear()  # one encoder per worker: a new recipe replaces the old one
+        _ENCODERS[key] = make_embedder(config)
+    return _ENCODERS[key]
+
+
+class _OncePerText:
+    """An encoder that encodes each distinct text of a call once, as the
+    workspace's embedding cache does in the writing process (a chunk that is a
+    single sentence is not encoded twice), so that a worker's vectors are the
+    ones a build in one process makes."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        distinct = list(dict.fromkeys(texts))
+        if not distinct:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows = dict(zip(distinct, self._inner.embed(distinct), strict=True))
+        return np.stack([rows[t] for t in texts])
+
+
+def chunk_documents(recipe: ChunkRecipe, documents: list[Document]
+                    ) -> list[tuple[list[Chunk], Matrix]]:
+    """Each document's chunks and their vectors (:func:`chunk_and_embed`)."""
+    from medkg.construction.chunking import chunk_and_embed
+
+    encoder = _OncePerText(_encoder(recipe.embedding))
+    return [chunk_and_embed(doc, encoder, recipe.ingest) for doc in documents]

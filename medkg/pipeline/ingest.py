@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medkg import timing
 from medkg.errors import DocumentError, WorkspaceError
-from medkg.model import Document, Layer
+from medkg.model import Chunk, Document, Layer
 from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
 from medkg.stagestate import VOCABULARY, fingerprint
 from medkg.text import path_text
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.linking.embeddings import Matrix
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.loaders import VocabularyLoad
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 # every 25 documents made ingest quadratic in the corpus).
 COMMIT_DOCUMENTS = 25
 COMMIT_SECONDS = 30.0
+BATCH_DOCUMENTS = 8  # documents per task sent to a worker
 
 
 @dataclass
@@ -199,14 +203,12 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     documents of files that are gone from the directories in ``paths`` are
     deleted too. ``names``: the source to record for a file instead of its path.
     """
-    from medkg.construction.chunking import chunk_and_embed
-
     if layer is Layer.VOCABULARY:
         raise WorkspaceError("use load_vocabulary for the vocabulary layer")
     from medkg.pipeline.curate import delete_document, finish_deletes
 
     finish_deletes(parts)  # a document whose delete was cut short goes before it comes back
-    store, embedder = parts.store, parts.embedder
+    store = parts.store
     report = IngestReport()
     files = expand(paths)
     named = {Path(os.path.abspath(p)): n for p, n in (names or {}).items()}
@@ -218,13 +220,20 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     sources: set[str] = set()  # sources read in this call (sync keeps them)
     gone: set[str] = set()  # sources a file read in this call no longer holds
     index = parts.index("chunks")
-    for doc in _documents(parts, files, layer, known, report.failed, sources, gone, named,
-                          progress):
+
+    def planned() -> Iterator[tuple[Document, bool]]:
+        """Each document, and whether it is new here (to chunk and store)."""
+        for doc in _documents(parts, files, layer, known, report.failed, sources, gone,
+                              named, progress):
+            with timing.stage("store"):
+                new = doc.id not in seen and not (store.has_document(doc.id) and
+                                                  STAGE_INGESTED in store.stages(doc.id))
+            seen.add(doc.id)
+            yield doc, new
+
+    for doc, chunked in _chunked(parts, planned()):
         earlier = [d for d in known.get(doc.source, []) if d != doc.id]
-        with timing.stage("store"):
-            known_here = doc.id in seen or (store.has_document(doc.id)
-                                            and STAGE_INGESTED in store.stages(doc.id))
-        if known_here:
+        if chunked is None:
             report.skipped += 1  # already here, or a second copy in this batch
             moved_from = _moved_from(doc, source_of)
             if moved_from is not None:
@@ -240,15 +249,13 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
                 chain = [e for d in earlier for e in store.document(d).revision_of]
                 doc = doc.model_copy(update={"revision_of": list(dict.fromkeys(
                     [*earlier, *chain]))})
-            with timing.stage("chunk"):
-                chunks, vectors = chunk_and_embed(doc, embedder, parts.settings.ingest)
+            chunks, vectors = chunked
             with timing.stage("store"):
                 store.add_document(doc, chunks)
             with timing.stage("index"):
                 index.upsert([c.id for c in chunks], vectors)
                 parts.lexical.upsert((c.id, c.text) for c in chunks)
             pending.append(doc.id)
-            seen.add(doc.id)
             report.documents += 1
             report.chunks += len(chunks)
         # The new version is stored before the old one goes: a crash in between
@@ -274,6 +281,49 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
                 report.removed.append(doc_id)
     progress("ingest", len(files), len(files))
     return report
+
+
+def _chunked(parts: Components, documents: Iterator[tuple[Document, bool]]
+             ) -> Iterator[tuple[Document, tuple[list[Chunk], Matrix] | None]]:
+    """Each document with its chunks and their vectors when it is new (else
+    None), in order: made in this process, or, when ``extraction.executor`` names
+    worker processes or a Dask cluster, by its workers (each loads the encoder
+    once), a bounded number of batches ahead, so that the writer's memory does
+    not grow with the corpus. ``auto`` chunks here: the encoder already uses
+    every core of this machine."""
+    from medkg.construction.chunking import chunk_and_embed
+    from medkg.pipeline.executors import ExecutorSpec, open_executor, parse_executor
+
+    setting = parts.settings.extraction.executor
+    spec = ExecutorSpec("local") if setting == "auto" else parse_executor(setting, 0, 0)
+    if spec.kind == "local":
+        for doc, new in documents:
+            if not new:
+                yield doc, None
+                continue
+            with timing.stage("chunk"):
+                made = chunk_and_embed(doc, parts.embedder, parts.settings.ingest)
+            yield doc, made
+        return
+    from medkg.construction.workers import ChunkRecipe, chunk_documents
+
+    parts.embedder  # noqa: B018 - the workspace's encoder is checked (one per workspace)
+    recipe = ChunkRecipe(parts.settings.ingest, parts.settings.embedding)
+    sent: deque[list[tuple[Document, bool]]] = deque()
+
+    def batches() -> Iterator[list[Document]]:
+        while group := list(islice(documents, BATCH_DOCUMENTS)):
+            sent.append(group)
+            yield [doc for doc, new in group if new]
+
+    executor = open_executor(spec)
+    try:
+        for batch in executor.map(chunk_documents, recipe, batches()):
+            results = iter(batch)
+            for doc, new in sent.popleft():
+                yield doc, next(results) if new else None
+    finally:
+        executor.close()
 
 
 def _commit_ingested(parts: Components, index: VectorIndex, pending: list[str]) -> None:

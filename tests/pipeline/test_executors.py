@@ -1,10 +1,12 @@
-"""Extraction on worker processes and on a Dask cluster gives the graph a build
-in one process gives; bad executor settings are clear errors."""
+"""Chunking, encoding and extraction on worker processes and on a Dask cluster
+give the chunks, vectors and graph that ingest and build in one process give;
+bad executor settings are clear errors."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from medkg.errors import ConfigError
@@ -24,7 +26,13 @@ def test_parse_executor() -> None:
             parse_executor(bad, 1, 200)
 
 
-def _graph(root: Path, executor: str) -> tuple[set[str], set[str], set[tuple[str, str, str]]]:
+Graph = tuple[set[str], set[str], set[tuple[str, str, str]], set[str]]
+
+
+def _graph(root: Path, executor: str) -> Graph:
+    """Entities, triples, links and chunks of the sample documents ingested and
+    built with ``executor``; the chunk vectors are checked against those of the
+    local build (the first one made)."""
     from medkg.workspace import Workspace
 
     with Workspace.create(root) as ws:
@@ -37,31 +45,51 @@ def _graph(root: Path, executor: str) -> tuple[set[str], set[str], set[tuple[str
         triples = {t.id for layer in (Layer.USER, Layer.LITERATURE)
                    for t in ws.store.iter_triples(layer)}
         links = {(x.source, x.kind.value, x.target) for x in ws.store.iter_links()}
-        return ws.store.entity_ids(), triples, links
+        chunks = {c.id for layer in (Layer.USER, Layer.LITERATURE)
+                  for doc_id in ws.store.document_ids(layer) for c in ws.store.chunks(doc_id)}
+        index = ws.parts.index("chunks")
+        vectors = {cid: index.vector(cid) for cid in chunks}
+        assert all(v is not None for v in vectors.values())
+        if executor == "local":
+            _LOCAL_VECTORS.update(vectors)
+        else:
+            assert all(np.allclose(v, _LOCAL_VECTORS[cid], atol=1e-5)
+                       for cid, v in vectors.items())
+        return ws.store.entity_ids(), triples, links, chunks
+
+
+_LOCAL_VECTORS: dict[str, object] = {}
 
 
 @pytest.fixture(scope="module")
-def local_graph(tmp_path_factory: pytest.TempPathFactory
-                ) -> tuple[set[str], set[str], set[tuple[str, str, str]]]:
+def local_graph(tmp_path_factory: pytest.TempPathFactory) -> Graph:
     return _graph(tmp_path_factory.mktemp("local") / "ws", "local")
 
 
 def test_worker_processes_build_the_same_graph(
-        tmp_path: Path, local_graph: tuple[set[str], set[str], set[tuple[str, str, str]]]
-) -> None:
-    entities, triples, links = _graph(tmp_path / "ws", "processes:2")
-    assert entities and triples
-    assert (entities, triples, links) == local_graph
+        tmp_path: Path, local_graph: Graph) -> None:
+    entities, triples, links, chunks = _graph(tmp_path / "ws", "processes:2")
+    assert entities and triples and chunks
+    assert (entities, triples, links, chunks) == local_graph
 
 
 def test_dask_cluster_builds_the_same_graph(
-        tmp_path: Path, local_graph: tuple[set[str], set[str], set[tuple[str, str, str]]]
-) -> None:
+        tmp_path: Path, local_graph: Graph) -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         address = cluster.scheduler_address.removeprefix("tcp://")
         assert _graph(tmp_path / "ws", f"dask://{address}") == local_graph
+        with distributed.Client(cluster) as client:
+            # the workers chunked and encoded: those given work loaded the encoder, once
+            loaded = client.run(_encoders_loaded)
+        assert len(loaded) == 2 and set(loaded.values()) <= {0, 1} and any(loaded.values())
+
+
+def _encoders_loaded() -> int:
+    from medkg.construction import workers
+
+    return len(workers._ENCODERS)
 
 
 def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path: Path) -> None:
