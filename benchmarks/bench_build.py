@@ -5,6 +5,8 @@ the sentence-embedding floor and (optionally) an older checkout in the same run.
     python benchmarks/bench_build.py --baseline-src /tmp/old   # + that checkout, same data
     python benchmarks/bench_build.py --corpus medquad --docs 10000 --no-floor
     python benchmarks/bench_build.py --docs 200 --dask-workers 1 --dask-workers 2
+    python benchmarks/bench_build.py --corpus abstracts --docs 1000 --postgres \
+        --dask-workers 2                      # SQLite, PostgreSQL, 2 Dask workers
     python benchmarks/bench_build.py --variant \
         one-process:MEDKG_EXTRACTION__EXECUTOR=local   # + an arm with other settings
 
@@ -18,6 +20,10 @@ floor is the time to embed each sentence of the corpus once with the same
 model (an empty cache). ``graph_digest`` hashes the ids of every entity,
 statement and link, so arms that built the same graph show the same digest.
 Corpora come from ``../shared/data``; without it the script says so and stops.
+``--postgres`` adds an arm on the shared store: a private PostgreSQL cluster
+(``tests/servers/postgres.py``: ``initdb`` + ``pg_ctl`` in a temporary
+directory, ``fsync=off``) with a template of its own. A Dask arm's workers
+report their own peak RSS.
 
 Columns of the per-stage table: a stage's own seconds (nested stages
 excluded: ``embed`` is every call of the sentence encoder, wherever it came
@@ -156,10 +162,11 @@ def make_template(workdir: Path, cache: Path) -> dict[str, object]:
         from medkg.linking.concept_vectors import all_concept_vectors
     except ImportError:
         pass
-    else:
-        all_concept_vectors(ws.parts.concept_index().concepts(), ws.parts.embedder,
-                            user_cache_dir() / "concept-vectors",
-                            ws.settings.linking.ann_threshold)
+    else:  # only where linking compares with every concept (not lexical candidates)
+        if getattr(ws.settings.linking, "concept_candidates", "all") == "all":
+            all_concept_vectors(ws.parts.concept_index().concepts(), ws.parts.embedder,
+                                user_cache_dir() / "concept-vectors",
+                                ws.settings.linking.ann_threshold)
     ws.close()
     (workdir / "done").write_text("template complete\n", encoding="utf-8")
     return {"vocab_s": vocab_s}
@@ -207,6 +214,7 @@ def run_arm(corpus: Path, workdir: Path, template: Path) -> dict[str, object]:
         "failed": len(ingested.failed), "entities": built.entities,
         "triples": built.triples, "links": built.links, "quads": counts.quads,
         "ingest_s": ingest_s, "build_s": total_s - ingest_s, "total_s": total_s,
+        "docs_per_s": ingested.documents / total_s if total_s else 0.0,
         "peak_rss_mb": _peak_rss_mb(),
         "workspace_mb": sum(p.stat().st_size for p in ws_path.rglob("*") if p.is_file())
         / 2**20,
@@ -235,6 +243,12 @@ def run_floor(corpus: Path) -> dict[str, object]:
     embedder.embed(sentences)
     return {"sentences": len(sentences), "floor_s": time.perf_counter() - start,
             "peak_rss_mb": _peak_rss_mb()}
+
+
+def _postgres_mb(data: Path) -> float:
+    """The size of a PostgreSQL data directory (it belongs to the postgres user)."""
+    done = subprocess.run(["du", "-sm", str(data)], capture_output=True, text=True, check=False)
+    return float(done.stdout.split()[0]) if done.returncode == 0 else float("nan")
 
 
 def _peak_rss_mb() -> float:
@@ -284,6 +298,8 @@ def main() -> None:
                         help="one more arm whose extraction runs on a local Dask cluster "
                         "of this many worker processes (repeatable: --dask-workers 1 "
                         "--dask-workers 2)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="one more arm on a private PostgreSQL cluster (the shared store)")
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--arm", help=argparse.SUPPRESS)
     parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
@@ -322,14 +338,32 @@ def main() -> None:
         arms["before"] = _child("before", baseline, args, cache, template="template-before")
     arms["now"] = _child("now", REPO, args, cache)
     for workers in args.dask_workers:
-        from distributed import LocalCluster
+        from distributed import Client, LocalCluster
 
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster:
             address = cluster.scheduler_address.removeprefix("tcp://")
-            arms[f"dask x{workers}"] = _child(
-                f"dask-{workers}", REPO, args, cache,
-                {"MEDKG_EXTRACTION__EXECUTOR": f"dask://{address}"})
+            arm = _child(f"dask-{workers}", REPO, args, cache,
+                         {"MEDKG_EXTRACTION__EXECUTOR": f"dask://{address}"})
+            with Client(cluster) as client:  # type: ignore[no-untyped-call]
+                peaks = client.run(_peak_rss_mb)
+            arm["worker_peak_rss_mb"] = " ".join(f"{v:.0f}" for v in peaks.values())
+            arms[f"dask x{workers}"] = arm
+    if args.postgres:
+        sys.path.insert(0, str(REPO))
+        from tests.servers.postgres import PASSWORD, available, postgres
+
+        why = available()
+        if why:
+            sys.exit(f"--postgres: {why}")
+        with postgres() as server:
+            settings = {"MEDKG_STORE__BACKEND": "postgres", "MEDKG_STORE__URL": server.url,
+                        "MEDKG_STORE__PASSWORD_ENV": "BENCH_PG_PASSWORD",
+                        "BENCH_PG_PASSWORD": PASSWORD}
+            _child("template", REPO, args, cache, settings, template="template-pg")
+            arm = _child("postgres", REPO, args, cache, settings, template="template-pg")
+            arm["server_mb"] = _postgres_mb(server.directory / "data")
+            arms["postgres"] = arm
     for variant in args.variant:
         name, _, assignments = variant.partition(":")
         settings = dict(a.split("=", 1) for a in assignments.split(",") if a)
@@ -338,7 +372,8 @@ def main() -> None:
     print(f"corpus: {args.corpus}, {docs} documents; default vocabulary loaded, "
           "its concept vectors cached")
     keys = ["documents", "chunks", "entities", "triples", "links", "quads", "ingest_s",
-            "build_s", "total_s", "peak_rss_mb", "workspace_mb", "graph_mb", "graph_digest"]
+            "build_s", "total_s", "docs_per_s", "peak_rss_mb", "worker_peak_rss_mb",
+            "workspace_mb", "graph_mb", "server_mb", "graph_digest"]
     print(f"| {'measure':<14} | " + " | ".join(f"{a:>10}" for a in arms) + " |")
     print("|---|" + "---:|" * len(arms))
     for key in keys:

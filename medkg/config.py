@@ -182,7 +182,9 @@ class LinkingConfig(Section):
         "'lexical' embeds only its name's lexical candidates in the vocabulary (exact, "
         "abbreviation and character 3-gram matches), so a first build does not wait for the "
         "whole vocabulary; 'all' embeds every concept once per machine and compares with all")
-    lexical_candidates: int = Field(50, ge=1, description="lexical candidates per entity "
+    # 10: on BC5CDR and BioRED dev (benchmarks/bench_linking.py --definitions) 10, 25,
+    # 50 and 100 candidates found the same gold concepts, and 10 the fewest wrong ones
+    lexical_candidates: int = Field(10, ge=1, description="lexical candidates per entity "
                                     "with concept_candidates = 'lexical'")
     resolution: bool = Field(True, description="merge entities that name the same thing")
     resolution_min_cosine: float = Field(0.85, ge=0, le=1)
