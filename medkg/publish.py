@@ -51,6 +51,7 @@ class PublishReport:
     removed: int = 0
     quads: int = 0  # what the projection holds
     on_server: int = -1  # counted after the publish (-1: not counted)
+    unit: str = "quads"  # what the counts count
 
     @property
     def verified(self) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from medkg.components import Components
 from medkg.config import Settings, StoreConfig
@@ -385,28 +385,63 @@ class Workspace:
     def publish(self, target: str, *, update_url: str = "", graph_store_url: str = "",
                 user: str = "", password_env: str = "", auth: str = "basic",
                 batch_size: int = 2000, verify: bool = True, replace: bool = False,
+                database: str = "neo4j",
                 progress: Callable[[str, int], None] | None = None) -> PublishReport:
-        """Send what changed in the graph's RDF projection since the last publish to
-        ``target`` (``sparql+http(s)://HOST/.../sparql``; see :mod:`medkg.publish`)."""
+        """Send what changed in the graph since the last publish to ``target``: its
+        RDF projection to a SPARQL server (``sparql+http(s)://HOST/.../sparql``; see
+        :mod:`medkg.publish`) or its property graph to Neo4j database ``database``
+        (``neo4j://HOST:7687``, also ``neo4j+s``, ``bolt``, ``bolt+s``; see
+        :mod:`medkg.publish_neo4j`)."""
         self._writable()
         from medkg.errors import ConfigError
         from medkg.publish import journal_path, publish_sparql
         from medkg.store.sparql import Endpoint
 
+        base = self.settings.store.base_iri
+        if target.startswith(("neo4j://", "neo4j+s://", "bolt://", "bolt+s://")):
+            return self._publish_neo4j(target, database, user, password_env,
+                                       journal_path(self.layout.publish,
+                                                    f"{target}#{database}", base),
+                                       batch_size=batch_size, verify=verify, replace=replace,
+                                       progress=progress)
         if not target.startswith(("sparql+http://", "sparql+https://")):
             raise ConfigError(f"cannot publish to {target!r}",
                               hint="--to sparql+http://HOST:8890/sparql (a SPARQL 1.1 "
-                                   "server); Neo4j: medkg store copy --to neo4j or medkg "
-                                   "export --format neo4j")
+                                   "server) or --to neo4j://HOST:7687 (Neo4j)")
         url = target.removeprefix("sparql+")
         endpoint = Endpoint(query_url=url, update_url=update_url or url, user=user,
                             password_env=password_env, auth=auth,
                             graph_store_url=graph_store_url)
-        base = self.settings.store.base_iri
         return publish_sparql(self._tables(), endpoint,
                               journal_path(self.layout.publish, url, base), target=url,
                               batch_size=batch_size, verify=verify, replace=replace,
                               progress=progress)
+
+    def _publish_neo4j(self, uri: str, database: str, user: str, password_env: str,
+                       journal: Path, **options: Any) -> PublishReport:
+        """The property graph (the neo4j-csv export's mapping and filter) to Neo4j."""
+        from medkg.errors import StoreError
+        from medkg.export.formats import export_format
+        from medkg.export.view import ExportFilter, GraphView
+        from medkg.publish_neo4j import Neo4jTarget, connect, publish_neo4j
+        from medkg.store.vocab import IRIs
+
+        base = self.settings.store.base_iri
+        flt = ExportFilter(include_negated=export_format("neo4j-csv").negated_by_default)
+        view = GraphView(self.store, IRIs(base), flt)
+        driver = connect(uri, user, password_env)  # a clear error without the package
+        import neo4j
+
+        try:
+            return publish_neo4j(view, Neo4jTarget(driver, database, base), journal,
+                                 name=f"{uri} ({database})", **options)
+        except (neo4j.exceptions.DriverError, neo4j.exceptions.Neo4jError) as exc:
+            raise StoreError(f"Neo4j at {uri} (database {database}): {exc}",
+                             hint="check the address, --database, --user and the password "
+                                  "in --password-env; what was sent is kept and the next "
+                                  "publish goes on from there") from exc
+        finally:
+            driver.close()
 
     def sparql(self, query: str, fmt: str | None = None) -> tuple[str, bytes]:
         """A read-only SPARQL 1.1 query on the live graph (its RDF projection, made

@@ -64,44 +64,50 @@ def sparql(
 
 
 def publish(
-    to: Annotated[str, typer.Option("--to", help="the SPARQL 1.1 server: "
-                                                  "sparql+http://HOST:8890/sparql")],
+    to: Annotated[str, typer.Option("--to", help="a SPARQL 1.1 server "
+                                                  "(sparql+http://HOST:8890/sparql: the RDF) "
+                                                  "or Neo4j (neo4j://HOST:7687: the "
+                                                  "property graph)")],
     update_url: UpdateUrlOpt = "",
     graph_store_url: GraphStoreUrlOpt = "",
     user: UserOpt = "",
     password_env: PasswordEnvOpt = "",
     auth: AuthOpt = "basic",
-    batch_size: Annotated[int, typer.Option(help="most quads per request")] = 2000,
+    database: Annotated[str, typer.Option(help="the Neo4j database")] = "neo4j",
+    batch_size: Annotated[int, typer.Option(help="most quads (Neo4j: nodes or "
+                                                 "relationships) per request")] = 2000,
     verify: Annotated[bool, typer.Option(help="count the server's quads after")] = True,
     replace: Annotated[bool, typer.Option(
         "--replace", help="empty this graph's named graphs on the server first and send "
                           "everything")] = False,
     workspace: WorkspaceOpt = Path("."),
 ) -> None:
-    """Publish the graph's RDF to a SPARQL server: only what changed since the last
-    publish there (deletions and review decisions included); a publish cut short is
-    finished by the next; the server's count is checked against the graph's."""
+    """Publish the graph's RDF to a SPARQL server, or its property graph to Neo4j:
+    only what changed since the last publish there (deletions and review decisions
+    included); a publish cut short is finished by the next; the server's count is
+    checked against the graph's."""
     from medkg.workspace import Workspace
 
     def say(what: str, n: int) -> None:
         if n % 20_000 < 2000:
-            out.print(f"  {what} {n:,} quads")
+            out.print(f"  {what} {n:,}")
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         try:
             report = ws.publish(to, update_url=update_url, graph_store_url=graph_store_url,
                                 user=user, password_env=password_env, auth=auth,
                                 batch_size=batch_size, verify=verify, replace=replace,
-                                progress=say)
+                                database=database, progress=say)
         except MedKGError as exc:
             _fail(exc)
             return
-    out.print(f"published to {report.target}: {report.added:,} quads added, "
+    unit = report.unit
+    out.print(f"published to {report.target}: {report.added:,} {unit} added or changed, "
               f"{report.removed:,} removed; the graph holds {report.quads:,}")
     if verify:
         if not report.verified:
-            _fail(MedKGError(f"the server holds {report.on_server:,} quads in this graph's "
-                             f"named graphs, the graph {report.quads:,}",
+            _fail(MedKGError(f"the server holds {report.on_server:,} {unit} of this graph, "
+                             f"the graph {report.quads:,}",
                              hint="something else writes those graphs on the server (or "
                                   "this workspace's journal of it was lost): publish again "
                                   "with --replace"))
