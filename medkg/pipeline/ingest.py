@@ -205,6 +205,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     """
     if layer is Layer.VOCABULARY:
         raise WorkspaceError("use load_vocabulary for the vocabulary layer")
+    from medkg.construction.chunking import chunk_and_embed
     from medkg.pipeline.curate import delete_document, finish_deletes
 
     finish_deletes(parts)  # a document whose delete was cut short goes before it comes back
@@ -233,6 +234,11 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
 
     for doc, chunked in _chunked(parts, planned()):
         earlier = [d for d in known.get(doc.source, []) if d != doc.id]
+        if chunked is None and not store.has_document(doc.id):
+            # planned while it was here, deleted since as an earlier file's old
+            # version (workers chunk ahead of this loop): it comes back as new
+            with timing.stage("chunk"):
+                chunked = chunk_and_embed(doc, parts.embedder, parts.settings.ingest)
         if chunked is None:
             report.skipped += 1  # already here, or a second copy in this batch
             moved_from = _moved_from(doc, source_of)

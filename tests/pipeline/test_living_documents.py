@@ -151,3 +151,27 @@ def test_sync_keeps_a_renamed_file_as_the_same_document(tmp_path: Path) -> None:
         assert sorted(t.id for t in ws.store.triples(Layer.USER)) == statements
     assert plan.moved == [(str(folder / "old name.txt"), str(folder / "new name.txt"))]
     assert not plan.added and not plan.removed
+
+
+@pytest.mark.parametrize("executor", ["local", "processes:1"])
+def test_an_edited_file_whose_old_text_another_file_now_holds(tmp_path: Path,
+                                                              executor: str) -> None:
+    """a.txt goes from V1 to V2 and b.txt (after it) now holds V1: a.txt's old
+    version goes and comes back as b.txt's document, with its chunks, also when
+    workers chunk ahead of the writer (they planned V1 while it was still here)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text(V1, encoding="utf-8")
+    with _new(tmp_path / "ws") as ws:
+        ws.settings.extraction.executor = executor
+        ws.ingest([folder], Layer.USER)
+        [v1] = ws.store.document_ids(Layer.USER)
+        (folder / "a.txt").write_text(V2, encoding="utf-8")
+        (folder / "b.txt").write_text(V1, encoding="utf-8")
+        ws.ingest([folder], Layer.USER)
+        docs = {ws.store.document(d).source: d for d in ws.store.document_ids(Layer.USER)}
+        assert set(docs) == {str(folder / "a.txt"), str(folder / "b.txt")}
+        assert docs[str(folder / "b.txt")] == v1
+        assert all(ws.store.chunks(d) for d in docs.values())
+        assert all(ws.parts.index("chunks").vector(c.id) is not None
+                   for d in docs.values() for c in ws.store.chunks(d))
