@@ -224,7 +224,15 @@ def connect(uri: str, user: str, password_env: str) -> Any:
             raise ConfigError(f"--user {user} is given but no password: name the environment "
                               "variable that holds it with --password-env")
         auth = (user, password)
-    return neo4j.GraphDatabase.driver(uri, auth=auth)
+    driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+    try:  # fails at once, where the first write would retry for half a minute
+        driver.verify_connectivity()
+    except (neo4j.exceptions.DriverError, neo4j.exceptions.Neo4jError) as exc:
+        driver.close()
+        raise StoreError(f"Neo4j at {uri}: {exc}",
+                         hint="check the address, --user and the password in "
+                              "--password-env") from exc
+    return driver
 
 
 def publish_neo4j(view: GraphView, target: Neo4jTarget, journal: Path, *, name: str,

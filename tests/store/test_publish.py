@@ -93,4 +93,4 @@ def test_publish_through_the_graph_store_protocol_and_the_cli(
     assert result.exit_code == 0, result.output
     assert "the server's count agrees" in result.output
     with Workspace.open(root) as ws, pytest.raises(ConfigError, match="cannot publish"):
-        ws.publish("neo4j://localhost:7687")
+        ws.publish("ftp://localhost/graph")
