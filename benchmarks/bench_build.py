@@ -35,6 +35,7 @@ ended.
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import hashlib
 import json
@@ -57,6 +58,10 @@ CORPORA = {
     # every PubMed abstract of the training and dev splits (BC5CDR, BioRED, PubMedQA
     # contexts), one each by PMID: the largest abstract corpus there is here
     "abstracts": DATA / "eval",
+    # every document here that fits the literature layer: the abstracts above, the
+    # BioASQ 7B-9B snippet pool, MedQuAD answers and the OpenStax modules, shuffled
+    # (seed 0) so that --docs 1000 / 10000 / all are nested samples of one mix
+    "all": DATA,
 }
 ABSTRACT_SOURCES = (Path("bc5cdr/CDR_TrainingSet.PubTator.txt"),
                     Path("bc5cdr/CDR_DevelopmentSet.PubTator.txt"),
@@ -69,34 +74,76 @@ def write_corpus(name: str, docs: int, out: Path) -> int:
     if not source.exists():
         sys.exit(f"skip: {source} not found (the ../shared checkout is absent)")
     records: list[dict[str, str]] = []
-    if name.startswith("bc5cdr"):
+    if name == "all":
+        records = _all_records()
+    elif name.startswith("bc5cdr"):
         records = _pubtator_records([source])
     elif name == "abstracts":
-        records = _pubtator_records([source / path for path in ABSTRACT_SOURCES])
-        seen = {r["id"] for r in records}
-        pubmedqa = json.loads((source / "pubmedqa" / "pqal_dev.json").read_text("utf-8"))
-        for pmid, row in pubmedqa.items():
-            if pmid not in seen:
-                seen.add(pmid)
-                records.append({"id": pmid, "title": row["QUESTION"],
-                                "text": " ".join(row["CONTEXTS"])})
+        records = _abstract_records(source)
     elif name == "medquad":
-        with gzip.open(source, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                text = " ".join(row["answer"].split())
-                if len(text) > 200:
-                    records.append({"id": row["qid"], "title": row["question"], "text": text})
+        records = _medquad_records(source)
     else:
-        for line in source.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            records.append({"id": row["module"], "title": row["title"], "text": row["text"]})
+        records = _openstax_records(source)
     records = records[:docs]
     out.mkdir(parents=True, exist_ok=True)
     with (out / "documents.jsonl").open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record) + "\n")
     return len(records)
+
+
+def _abstract_records(eval_dir: Path) -> list[dict[str, str]]:
+    records = _pubtator_records([eval_dir / path for path in ABSTRACT_SOURCES])
+    seen = {r["id"] for r in records}
+    pubmedqa = json.loads((eval_dir / "pubmedqa" / "pqal_dev.json").read_text("utf-8"))
+    for pmid, row in pubmedqa.items():
+        if pmid not in seen:
+            seen.add(pmid)
+            records.append({"id": pmid, "title": row["QUESTION"],
+                            "text": " ".join(row["CONTEXTS"])})
+    return records
+
+
+def _medquad_records(path: Path) -> list[dict[str, str]]:
+    """MedQuAD answers of over 200 characters; a question id that several of its
+    source collections reuse gets a suffix, so each answer is its own document."""
+    records, seen = [], collections.Counter[str]()
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            text = " ".join(row["answer"].split())
+            if len(text) > 200:
+                seen[row["qid"]] += 1
+                suffix = f"~{seen[row['qid']]}" if seen[row["qid"]] > 1 else ""
+                records.append({"id": row["qid"] + suffix, "title": row["question"],
+                                "text": text})
+    return records
+
+
+def _openstax_records(path: Path) -> list[dict[str, str]]:
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        records.append({"id": row["module"], "title": row["title"], "text": row["text"]})
+    return records
+
+
+def _all_records() -> list[dict[str, str]]:
+    """Every literature-layer document of ../shared/data, shuffled with seed 0."""
+    import random
+
+    sys.path.insert(0, str(REPO))
+    from medkg.evaluation.qa import read_bioasq
+
+    records = _abstract_records(CORPORA["abstracts"])
+    pool = read_bioasq(DATA / "eval" / "bioasq")  # the 7B-9B snippet pool
+    records += [{"id": f"bioasq-{d.key}", "title": d.title, "text": d.text}
+                for d in pool.documents]
+    records += [{**r, "id": f"medquad-{r['id']}"} for r in _medquad_records(CORPORA["medquad"])]
+    records += [{**r, "id": f"openstax-{r['id']}"}
+                for r in _openstax_records(CORPORA["openstax"])]
+    random.Random(0).shuffle(records)
+    return records
 
 
 def _pubtator_records(paths: list[Path]) -> list[dict[str, str]]:
