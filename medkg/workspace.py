@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from medkg.pipeline.reextract import ExtractionStatus
     from medkg.publish import PublishReport
     from medkg.retrieval.answer import Answer
+    from medkg.retrieval.evidence import Retrieval
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
     from medkg.review.queue import QueueFilter, QueueItem
@@ -311,6 +312,14 @@ class Workspace:
             ) -> Answer:
         """Answer with numbered citations and definitions (see :mod:`medkg.pipeline.ask`)."""
         return asking.ask(self.parts, question, mode, retriever, show_proposed)
+
+    def retrieve(self, question: str, mode: str | None = None, top: int = 8,
+                 retriever: LocalRetriever | None = None, show_proposed: bool | None = None
+                 ) -> Retrieval:
+        """The evidence for a question, for an LLM of your own: ranked passages,
+        facts, conditions, definitions and a context block citing them (see
+        :func:`medkg.pipeline.ask.retrieve`)."""
+        return asking.retrieve(self.parts, question, mode, top, retriever, show_proposed)
 
     def import_graph(self, paths: Sequence[Path], layer: Layer,
                      progress: Progress = no_progress) -> ImportReport:

@@ -249,6 +249,36 @@ def ask(
 
 
 @app.command()
+def retrieve(
+    question: Annotated[str, typer.Argument(help="the question")],
+    workspace: WorkspaceOpt = Path("."),
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print the passages, facts, conditions, definitions and the "
+        "context block as JSON")] = False,
+    mode: Annotated[str | None, typer.Option(
+        help="as `medkg ask --mode` (default: the retrieval.mode setting)")] = None,
+    top: Annotated[int, typer.Option(
+        "--top", help="the best passages of the ranking to give (1-100); the passages "
+        "the facts and conditions cite are added")] = 8,
+    show_proposed: Annotated[bool, typer.Option(
+        "--show-proposed", help="also list the statements below facts.min_precision, "
+        "as proposed")] = False,
+) -> None:
+    """The evidence for a question, for a language model of your own: the ranked
+    passages (document, offsets, text, each source's rank and score), the facts with
+    their review state, the conditions and definitions, and a context block whose
+    [n] cite the passages. No answer is composed and no LLM is called. Without
+    --json, prints the context block."""
+    with open_to_read(workspace) as ws:
+        found = _run(lambda: ws.retrieve(question, mode=mode, top=top,
+                                         show_proposed=show_proposed or None))
+    if as_json:
+        sys.stdout.write(found.model_dump_json(indent=2) + "\n")
+        return
+    out.print(found.context, highlight=False, soft_wrap=True, markup=False)
+
+
+@app.command()
 def status(workspace: WorkspaceOpt = Path(".")) -> None:
     """What the next build will do: documents never extracted, and those whose
     extraction is stale (settings or models changed; a vocabulary load touched them)."""

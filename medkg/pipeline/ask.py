@@ -11,7 +11,9 @@ from medkg.errors import WorkspaceError
 
 if TYPE_CHECKING:
     from medkg.components import Components
+    from medkg.model import Chunk
     from medkg.retrieval.answer import Answer
+    from medkg.retrieval.evidence import Retrieval
     from medkg.retrieval.local import LocalRetriever
 
 
@@ -53,6 +55,55 @@ def ask(parts: Components, question: str, mode: str | None = None,
     workspace whose tag tree has not been built). The statements below
     ``facts.min_precision`` are listed (as proposed, never as facts) only with
     ``show_proposed`` (default: the ``facts.show_proposed`` setting)."""
+    return answerer(parts).answer(compose(parts, question, mode, using, show_proposed))
+
+
+def retrieve(parts: Components, question: str, mode: str | None = None, top: int = 8,
+             using: LocalRetriever | None = None, show_proposed: bool | None = None
+             ) -> Retrieval:
+    """The evidence behind :func:`ask`'s answer without the answer engine: the
+    ``top`` best passages of the ranking (and every other passage the answer
+    would cite), the facts with their review state, the conditions, the
+    definitions and a context block citing them (:mod:`medkg.retrieval.evidence`)."""
+    from medkg.errors import RetrievalError
+    from medkg.retrieval.evidence import assemble
+
+    if not 1 <= top <= 100:
+        raise RetrievalError(f"top must be between 1 and 100, not {top}")
+    local = using or retriever(parts)
+    answer = compose(parts, question, mode, local, show_proposed)
+    ranked = answer.trace.candidates or []
+    ids = list(dict.fromkeys([*(c.chunk_id for c in ranked[:top]),
+                              *(answer.trace.ranking or answer.trace.retrieved_chunks)[:top],
+                              *(c.chunk_id for c in answer.citations)]))
+    chunks = _chunks(parts, ids)
+    documents = {d: parts.store.document(d) for d in {c.document_id for c in chunks.values()}}
+    asked = set(answer.trace.question_concepts)
+    return assemble(answer, top, chunks, documents,
+                    lambda chunk_id, start, end: local.flags(chunk_id, start, end, asked))
+
+
+def _chunks(parts: Components, ids: list[str]) -> dict[str, Chunk]:
+    """These chunks in one batched read where the store has one (the tables)."""
+    from medkg.errors import NotFoundError
+
+    batch = getattr(parts.store, "chunks_by_id", None)
+    if batch is not None:
+        found: dict[str, Chunk] = batch(ids)
+        return found
+    out = {}
+    for chunk_id in ids:
+        try:
+            out[chunk_id] = parts.store.chunk(chunk_id)
+        except NotFoundError:  # deleted since it was ranked
+            continue
+    return out
+
+
+def compose(parts: Components, question: str, mode: str | None = None,
+            using: LocalRetriever | None = None, show_proposed: bool | None = None) -> Answer:
+    """:func:`ask` up to the answer engine: the retrieval by mode and the answer
+    composed from it (extractive sentences, facts, conditions, definitions)."""
     from medkg.retrieval.intent import check_question
 
     # Checked (and normalised: medkg.text.clean_text) before the retriever loads
@@ -82,7 +133,7 @@ def ask(parts: Components, question: str, mode: str | None = None,
         answer.trace.keywords = choice.keywords.as_dict()
     if not (parts.settings.facts.show_proposed if show_proposed is None else show_proposed):
         answer.proposed = []
-    return answerer(parts).answer(answer)
+    return answer
 
 
 def _retrieve(parts: Components, question: str, chosen: RetrievalMode,

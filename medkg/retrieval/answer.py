@@ -51,6 +51,8 @@ class Fact(BaseModel):
     confidence: float
     qualifiers: Qualifiers
     citations: list[int]
+    # a curator's decision on it (accepted, rejected, edited), or proposed
+    review: ReviewState = ReviewState.PROPOSED
     # MedGraphRAG's [entity, source, definition]: for a user-layer fact, the
     # literature facts it refers to (triple ids of facts in the same answer) and
     # the vocabulary concepts that define its two ends.

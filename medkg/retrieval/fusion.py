@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from medkg.retrieval.trace import Candidate, SourceRank
+
 RRF_K = 60
 
 
@@ -27,3 +29,16 @@ def rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float],
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = sorted(scores.items(), key=lambda kv: -kv[1])
     return order[:limit] if limit is not None else order
+
+
+def candidates(order: Sequence[str], scored: Mapping[str, float],
+               rankings: Mapping[str, Sequence[str]],
+               scores: Mapping[str, Mapping[str, float]]) -> list[Candidate]:
+    """The chunks of ``order`` with their score in the ranking (``scored``) and, for
+    each source of ``rankings`` that ranks them, its rank and (from ``scores``,
+    where the source has one) its own score."""
+    ranks = {source: {item: rank for rank, item in enumerate(dict.fromkeys(ranked), start=1)}
+             for source, ranked in rankings.items()}
+    return [Candidate(chunk_id=item, score=scored.get(item), sources={
+        source: SourceRank(rank=by_item[item], score=scores.get(source, {}).get(item))
+        for source, by_item in ranks.items() if item in by_item}) for item in order]

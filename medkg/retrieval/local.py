@@ -49,7 +49,7 @@ from medkg.retrieval.answer import (
     presents_as_fact,
 )
 from medkg.retrieval.conditions import conditions
-from medkg.retrieval.fusion import rrf
+from medkg.retrieval.fusion import candidates, rrf
 from medkg.retrieval.intent import (
     about_patients,
     check_question,
@@ -112,6 +112,20 @@ class Prepared:
     sources: dict[str, list[str]]  # each candidate source's ranking (fused modes)
     single: list[tuple[str, float]] | None  # the one source's hits (single-source modes)
     traversal: Traversal | None = None  # the traverse mode's paths
+    # the sources' own scores where they have one (BM25, cosine), by chunk
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def rankings(self, tree: Sequence[str] | None = None
+                 ) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+        """Each source's ranking and scores as the fusion saw them (a single-source
+        mode's one source named after its kind; ``tree``: the tree's vote)."""
+        if self.single is not None:
+            name = "lexical" if self.mode == "bm25" else "dense"
+            return {name: [c for c, _ in self.single]}, {name: dict(self.single)}
+        sources = dict(self.sources)
+        if tree and "tree" in MODE_SOURCES[self.mode]:
+            sources["tree"] = list(tree)
+        return sources, self.scores
 
 
 GRAPH_MODES = frozenset({"local", "hybrid", "u-retrieval"})
@@ -256,7 +270,10 @@ class LocalRetriever:
         elif mode == "bm25":
             single, sources = self._lexical().search(question, n), {}
         else:
-            single, sources = None, self._sources(question, qvec, ctx, mode, traversal)
+            single = None
+            sources, scores = self._sources(question, qvec, ctx, mode, traversal)
+            return Prepared(question, mode, qvec, q_concepts, ctx, sources, single, traversal,
+                            scores)
         return Prepared(question, mode, qvec, q_concepts, ctx, sources, single, traversal)
 
     def fuse(self, prepared: Prepared, tree: Sequence[str] | None = None
@@ -299,8 +316,7 @@ class LocalRetriever:
         proposed = self._facts(ctx, citations, proposed=True)
         stated = self._conditions(ctx, facts, citations)
         for c in citations.values():
-            c.flags = [f"{name}: {flag}" for name, q in self._qualified(
-                self._chunk(c.chunk_id), c.start, c.end, asked) for flag in q.flags()]
+            c.flags = self.flags(c.chunk_id, c.start, c.end, asked)
         flagged = {c.n: f" ({'; '.join(c.flags)})" for c in citations.values() if c.flags}
         used = _chunk_ranking(items, scores, chosen)
         ranked = [c for c, _ in ranking]
@@ -330,6 +346,7 @@ class LocalRetriever:
                 triples=[t.id for t in ctx.triples],
                 retrieved_chunks=used,
                 ranking=ranked,
+                candidates=candidates(ranked, dict(ranking), *prepared.rankings(tree)),
                 **self._traversal_trace(prepared),
             ),
         )
@@ -355,22 +372,27 @@ class LocalRetriever:
                 for e in (t.head, t.tail)}
 
     def _sources(self, question: str, qvec: Matrix, ctx: _Context, mode: str,
-                 traversal: Traversal | None = None) -> dict[str, list[str]]:
+                 traversal: Traversal | None = None
+                 ) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
         n = self._config.candidates
         wanted = MODE_SOURCES[mode]
-        dense = [c for c, _ in self._idx.chunks.search(qvec, n)]
+        hits = self._idx.chunks.search(qvec, n)
+        dense = [c for c, _ in hits]
         sources: dict[str, list[str]] = {}
+        scores: dict[str, dict[str, float]] = {}
         if "lexical" in wanted:
-            sources["lexical"] = [c for c, _ in self._lexical().search(question, n)]
+            lexical = self._lexical().search(question, n)
+            sources["lexical"] = [c for c, _ in lexical]
+            scores["lexical"] = dict(lexical)
         if "dense" in wanted:
-            sources["dense"] = dense
+            sources["dense"], scores["dense"] = dense, dict(hits)
         if "graph" in wanted:
             sources["graph"] = self._graph_chunks(ctx, dense)[:n]
         if "traverse" in wanted and traversal is not None:
             mentions = {e: ctx.entities[e].chunk_ids for e in traversal.topic
                         if e in ctx.entities}
             sources["traverse"] = ranked_chunks(traversal, mentions)[:n]
-        return sources
+        return sources, scores
 
     def _lexical(self) -> LexicalIndex:
         if self._idx.lexical is None:
@@ -618,6 +640,13 @@ class LocalRetriever:
             kb.get(n) and self._store.entities_of_concepts([kb[n]]))]
         return named, missing
 
+    def flags(self, chunk_id: str, start: int, end: int, asked: set[str]) -> list[str]:
+        """How the text at ``[start, end)`` of a chunk qualifies what it names of the
+        question's concepts ``asked`` (else of anything it names): "stroke: family
+        history", "pneumonia: hedged"."""
+        return [f"{name}: {flag}" for name, q in self._qualified(
+            self._chunk(chunk_id), start, end, asked) for flag in q.flags()]
+
     def _qualified(self, chunk: Chunk, start: int, end: int, asked: set[str]
                    ) -> list[tuple[str, Qualifiers]]:
         """The mentions in ``[start, end)`` of a chunk with their ConText
@@ -772,7 +801,7 @@ class LocalRetriever:
                 triple_id=t.id, head_id=t.head, tail_id=t.tail,
                 head=ctx.entities[t.head].name, predicate=t.predicate,
                 tail=ctx.entities[t.tail].name, layer=t.layer, confidence=t.confidence,
-                qualifiers=t.qualifiers, citations=refs,
+                qualifiers=t.qualifiers, review=t.review, citations=refs,
                 literature=[x.id for x in refers.get(t.id, [])],
                 defined_by=[c for e in (t.head, t.tail) for c in self._defined_by(e)],
             ))

@@ -47,6 +47,26 @@ class TraversalStep(BaseModel):
     stop: str = ""  # why the search stopped after this hop
 
 
+class SourceRank(BaseModel):
+    """Where one candidate source put a chunk: its rank (1 = best) and the source's
+    own score where it has one (BM25 for ``lexical``, cosine for ``dense``; the
+    graph, traversal and tree sources rank without a score)."""
+
+    rank: int
+    score: float | None = None
+
+
+class Candidate(BaseModel):
+    """One chunk of the candidate ranking: its score in the ranking (the fused
+    reciprocal-rank score, or the one source's own score in a single-source
+    mode; none for a chunk the answer drew on that no source ranked) and each
+    source's rank of it."""
+
+    chunk_id: str
+    score: float | None = None
+    sources: dict[str, SourceRank] = Field(default_factory=dict)
+
+
 class Trace(BaseModel):
     # local search (every mode)
     question_concepts: list[str] = Field(default_factory=list)
@@ -55,6 +75,8 @@ class Trace(BaseModel):
     triples: list[str] = Field(default_factory=list)
     retrieved_chunks: list[str] = Field(default_factory=list)  # the answer's, best first
     ranking: list[str] = Field(default_factory=list)  # every candidate, best first
+    # the same candidates with their scores and each source's rank (medkg retrieve)
+    candidates: list[Candidate] | None = None
     # the cosine of the answer's closest sentence to the question (retrieval.min_evidence)
     closest: float | None = None
     # U-Retrieval

@@ -40,6 +40,7 @@ from medkg.model import (
 )
 from medkg.pipeline.review import Request as ReviewRequest
 from medkg.retrieval.answer import Answer
+from medkg.retrieval.evidence import Retrieval
 from medkg.review.queue import QueueFilter, QueueItem
 from medkg.review.views import EntityView, StatementView, entity_view, statement_view
 from medkg.server.access import Reviewer, reviewer_of
@@ -70,6 +71,11 @@ class AskBody(BaseModel):
     mode: RetrievalMode | None = None
     # also list the statements below facts.min_precision, as unreviewed
     show_proposed: bool | None = None
+
+
+class RetrieveBody(AskBody):
+    # the best passages of the ranking (the passages the evidence cites are added)
+    top: int = Field(default=8, ge=1, le=100)
 
 
 class ReviewBody(BaseModel):
@@ -257,6 +263,32 @@ def create_app(workspace: Workspace) -> FastAPI:
                 state["retriever"] = ws.retriever()
             return ws.ask(body.question, mode=body.mode, retriever=state["retriever"],
                           show_proposed=body.show_proposed)
+
+    def retrieved(question: str, mode: RetrievalMode | None, top: int,
+                  show_proposed: bool | None) -> Retrieval:
+        with owned() as ws:
+            if state["retriever"] is None:
+                state["retriever"] = ws.retriever()
+            return ws.retrieve(question, mode=mode, top=top, retriever=state["retriever"],
+                               show_proposed=show_proposed)
+
+    @app.post("/api/retrieve", response_model=Retrieval, tags=["ask"],
+              responses={400: {"model": Problem}})
+    def retrieve(body: RetrieveBody, _reviewer: Who) -> Retrieval:
+        """The same JSON as ``medkg retrieve --json``: the evidence for a question
+        (ranked passages, facts with their review state, conditions, definitions) and
+        a context block citing the passages, for an LLM of your own. No answer is
+        composed."""
+        return retrieved(body.question, body.mode, body.top, body.show_proposed)
+
+    @app.get("/api/retrieve", response_model=Retrieval, tags=["ask"],
+             responses={400: {"model": Problem}})
+    def retrieve_get(_reviewer: Who, q: Annotated[str, Query(min_length=1, max_length=4000)],
+                     mode: RetrievalMode | None = None,
+                     top: Annotated[int, Query(ge=1, le=100)] = 8,
+                     show_proposed: bool | None = None) -> Retrieval:
+        """``POST /api/retrieve`` as a GET: ``?q=QUESTION&mode=&top=``."""
+        return retrieved(q, mode, top, show_proposed)
 
     @app.get("/api/documents", response_model=list[DocumentInfo], tags=["documents"])
     def documents(_reviewer: Who, layer: Layer | None = None) -> list[DocumentInfo]:
