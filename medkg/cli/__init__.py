@@ -14,6 +14,7 @@ from rich.table import Table
 
 from medkg.cli._common import (
     Group,
+    JsonOpt,
     LLMOpt,
     WorkspaceOpt,
     _fail,
@@ -24,6 +25,7 @@ from medkg.cli._common import (
     label,
     open_to_read,
     out,
+    print_json,
 )
 from medkg.cli.evaluate import evaluate
 from medkg.cli.merges import merges
@@ -279,13 +281,16 @@ def retrieve(
 
 
 @app.command()
-def status(workspace: WorkspaceOpt = Path(".")) -> None:
+def status(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
     """What the next build will do: documents never extracted, and those whose
     extraction is stale (settings or models changed; a vocabulary load touched them)."""
+    from medkg.pipeline import listing
+
     with open_to_read(workspace) as ws:
-        st = _run(ws.extraction_status)
-        links = _run(ws.links_current)
-        pending = len(ws.parts.state.pending_deletes())
+        st = _run(lambda: listing.status(ws.parts))
+    if as_json:
+        print_json(st)
+        return
     table = Table("documents", "count", "next build")
     for what, ids, then in (
             ("extracted, current", st.current, "kept"),
@@ -294,56 +299,61 @@ def status(workspace: WorkspaceOpt = Path(".")) -> None:
             ("stale: a vocabulary load touched them", st.stale_vocabulary, "re-extracts")):
         table.add_row(what, str(len(ids)), then if ids else "-")
     out.print(table)
-    if pending:
-        out.print(f"{pending} delete(s) cut short: the next command that writes finishes them")
-    if not links:
+    if st.pending_deletes:
+        out.print(f"{st.pending_deletes} delete(s) cut short: the next command that writes "
+                  "finishes them")
+    if not st.links_current:
         out.print("cross-layer links: made again by the next build (new entities, a "
                   "vocabulary load or changed linking settings)")
-    todo = len(st.new) + len(st.stale_settings) + len(st.stale_vocabulary)
-    out.print(f"run `medkg build` to extract {todo} document(s)" if todo
+    out.print(f"run `medkg build` to extract {st.to_extract} document(s)" if st.to_extract
               else "every document's extraction is current")
 
 
 @app.command()
-def stats(workspace: WorkspaceOpt = Path(".")) -> None:
+def stats(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Counts of documents, chunks, entities, triples, concepts and links."""
+    from medkg.pipeline import listing
+
     with open_to_read(workspace) as ws:
-        counts = ws.store.counts()
-        has_ledger = ws.layout.ledger.exists()
-        cfg = ws.settings.llm
-        ledger = ws.ledger.summary(cfg.price_in_per_mtok, cfg.price_out_per_mtok) \
-            if has_ledger else []
-        failures = ws.ledger.failures(20) if has_ledger else []
+        st = _run(lambda: listing.stats(ws.parts))
+    if as_json:
+        print_json(st)
+        return
     table = Table("what", "count")
-    for key, value in counts.rows():
+    table.add_row("quads", str(st.quads))
+    for name, layer in (("user", st.user), ("literature", st.literature)):
+        for key, value in layer.model_dump().items():
+            table.add_row(f"{name}.{key}", str(value))
+    for key, value in (("vocabulary.concepts", st.concepts), ("links", st.links),
+                       ("review.decisions", st.decisions)):
         table.add_row(key, str(value))
     out.print(table)
-    if ledger:
+    if st.llm:
         calls = Table("LLM stage", "calls", "cache hits", "tokens in", "tokens out",
                       "parsed first", "repaired", "failed", "cost USD", title="LLM ledger")
-        for s in ledger:
+        for s in st.llm:
             calls.add_row(s.stage, str(s.calls), str(s.cache_hits), str(s.prompt_tokens),
                           str(s.completion_tokens), str(s.first_parsed), str(s.repaired),
                           str(s.failed), f"{s.cost_usd:.4f}")
         out.print(calls)
-    for stage, item, reason in failures:
-        out.print(f"failed {stage} {item}: {reason}", soft_wrap=True)
+    for failure in st.llm_failures:
+        out.print(f"failed {failure.stage} {failure.item}: {failure.reason}", soft_wrap=True)
 
 
 @app.command()
-def documents(workspace: WorkspaceOpt = Path(".")) -> None:
+def documents(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
     """List the documents: id, layer, title, source and the stages done."""
+    from medkg.pipeline import listing
+
     with open_to_read(workspace) as ws:
-        rows = []
-        for layer in (Layer.USER, Layer.LITERATURE):
-            for doc_id in ws.store.document_ids(layer):
-                doc = ws.store.document(doc_id)
-                stages = sorted(s for s in ws.store.stages(doc_id) if "@" not in s)
-                rows.append((doc_id, layer.value, doc.title, doc.source, ", ".join(stages),
-                             str(len(doc.revision_of)) if doc.revision_of else ""))
+        rows = _run(lambda: listing.documents(ws.parts))
+    if as_json:
+        print_json(rows)
+        return
     table = Table("id", "layer", "title", "source", "stages", "replaces")
-    for row in rows:
-        table.add_row(*row)
+    for d in rows:
+        table.add_row(d.id, d.layer.value, d.title, d.source, ", ".join(d.stages),
+                      str(len(d.revision_of)) if d.revision_of else "")
     out.print(table)
 
 

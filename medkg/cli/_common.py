@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -54,6 +57,20 @@ PasswordEnvOpt = Annotated[str, typer.Option(
     help="NAME of the environment variable holding the password")]
 AuthOpt = Annotated[str, typer.Option(help="sparql: basic or digest")]
 T = TypeVar("T")
+
+
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="print JSON (the same shape as the HTTP API's) instead of a table")]
+
+
+def print_json(value: BaseModel | Sequence[BaseModel]) -> None:
+    """A model, or a list of them, as indented JSON on stdout (no markup, no wrapping)."""
+    if isinstance(value, BaseModel):
+        text = value.model_dump_json(indent=2)
+    else:
+        text = json.dumps([v.model_dump(mode="json") for v in value], indent=2,
+                          ensure_ascii=False)
+    sys.stdout.write(text + "\n")
 
 
 def _fail(exc: MedKGError) -> None:

@@ -8,25 +8,27 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _run, console, out
+from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, console, open_to_read, out, print_json
 from medkg.cli.review import ReviewerOpt, default_reviewer
 
 merges = typer.Typer(help="Review and undo entity-resolution merges.", no_args_is_help=True)
 
 
 @merges.command("list")
-def list_merges(workspace: WorkspaceOpt = Path(".")) -> None:
+def list_merges(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Every merge: the merged entity, the one it joined, score, method, documents."""
-    from medkg.workspace import Workspace
+    from medkg.pipeline import listing
 
-    with _run(lambda: Workspace.open(workspace)) as ws:
-        rows = ws.merges()
+    with open_to_read(workspace) as ws:
+        rows = _run(lambda: listing.merges(ws.parts))
+    if as_json:
+        print_json(rows)
+        return
     table = Table("merged entity", "into", "score", "method", "mentions", "documents")
-    for link, source, target in rows:
-        docs = sorted({m.document_id for m in (*source.mentions, *target.mentions)})
-        table.add_row(f"{source.name} ({source.id})", f"{target.name} ({target.id})",
-                      f"{link.score:.3f}", link.method,
-                      f"{len(source.mentions)} + {len(target.mentions)}", ", ".join(docs))
+    for m in rows:
+        table.add_row(f"{m.source_name} ({m.source})", f"{m.target_name} ({m.target})",
+                      f"{m.score:.3f}", m.method, f"{m.source_mentions} + {m.target_mentions}",
+                      ", ".join(m.documents))
     out.print(table)
     console.print(f"{len(rows)} merge(s)")
 

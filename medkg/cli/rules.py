@@ -8,18 +8,21 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _run, console, out
+from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, console, out, print_json
 
 rules = typer.Typer(help="List the RuleHub's rules; validate a graph with SHACL.",
                     no_args_is_help=True)
 
 
 @rules.command("list")
-def list_rules() -> None:
+def list_rules(as_json: JsonOpt = False) -> None:
     """Every rule: id, kind, severity, the error type it reports, SHACL or not, message."""
-    from medkg.rulehub.rules import load_rules
+    from medkg.pipeline import listing
 
-    ruleset = _run(load_rules)
+    ruleset = _run(listing.rules)
+    if as_json:
+        print_json(ruleset)
+        return
     table = Table("id", "kind", "severity", "error", "shacl", "message",
                   title=f"RuleHub v{ruleset.version}: {len(ruleset.rules)} rules")
     for r in ruleset.rules:

@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import WorkspaceOpt, _fail, _progress, _run, console, label, out
+from medkg.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    _fail,
+    _progress,
+    _run,
+    console,
+    label,
+    open_to_read,
+    out,
+    print_json,
+)
 from medkg.errors import MedKGError
 
 if TYPE_CHECKING:
@@ -51,21 +62,19 @@ def vocab_load(
 
 
 @vocab.command("list")
-def vocab_list(workspace: WorkspaceOpt = Path(".")) -> None:
+def vocab_list(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Concept counts by source and semantic group."""
-    from collections import Counter
+    from medkg.pipeline import listing
 
-    from medkg.ontology.semantic import GROUPS
-    from medkg.workspace import Workspace
-
-    with _run(lambda: Workspace.open(workspace)) as ws:
-        concepts = ws.store.concepts()
+    with open_to_read(workspace) as ws:
+        groups = _run(lambda: listing.vocabulary(ws.parts))
+    if as_json:
+        print_json(groups)
+        return
     table = Table("source", "group", "concepts", "with definition")
-    counts = Counter((c.source, c.semantic_group or "-") for c in concepts)
-    defined = Counter((c.source, c.semantic_group or "-") for c in concepts if c.definition)
-    for (source, group), n in sorted(counts.items()):
-        table.add_row(source, f"{group} {GROUPS.get(group, '')}", str(n),
-                      str(defined[(source, group)]))
+    for g in groups:
+        table.add_row(g.source, f"{g.group} {g.group_name}", str(g.concepts),
+                      str(g.with_definition))
     out.print(table)
 
 

@@ -38,6 +38,8 @@ from medkg.model import (
     Text,
     Triple,
 )
+from medkg.pipeline import listing
+from medkg.pipeline.listing import DocumentInfo, MergeInfo, Stats
 from medkg.pipeline.review import Request as ReviewRequest
 from medkg.retrieval.answer import Answer
 from medkg.retrieval.evidence import Retrieval
@@ -103,15 +105,6 @@ class UndoBody(BaseModel):
     reason: str = Field("", max_length=2000)
 
 
-class DocumentInfo(BaseModel):
-    id: str
-    layer: Layer
-    title: str
-    source: str
-    stages: list[str]
-    revision_of: list[str] = []  # earlier versions of this document that it replaced
-
-
 class DocumentText(DocumentInfo):
     text: str
 
@@ -149,15 +142,6 @@ class Page(BaseModel, Generic[T]):
     total: int
     offset: int
     items: list[T]
-
-
-class MergeInfo(BaseModel):
-    source: str
-    source_name: str
-    target: str
-    target_name: str
-    score: float
-    method: str
 
 
 class Me(BaseModel):
@@ -292,15 +276,14 @@ def create_app(workspace: Workspace) -> FastAPI:
 
     @app.get("/api/documents", response_model=list[DocumentInfo], tags=["documents"])
     def documents(_reviewer: Who, layer: Layer | None = None) -> list[DocumentInfo]:
-        with owned() as ws:
-            out = []
-            for lay in ([layer] if layer else [Layer.USER, Layer.LITERATURE]):
-                for doc_id in ws.store.document_ids(lay):
-                    doc = ws.store.document(doc_id)
-                    out.append(DocumentInfo(id=doc.id, layer=doc.layer, title=doc.title,
-                                            source=doc.source, revision_of=doc.revision_of,
-                                            stages=sorted(ws.store.stages(doc_id))))
-            return out
+        """The same JSON as ``medkg documents --json``."""
+        return run(lambda: listing.documents(workspace.parts, layer))
+
+    @app.get("/api/stats", response_model=Stats, tags=["documents"])
+    def stats(_reviewer: Who) -> Stats:
+        """The same JSON as ``medkg stats --json``: what the graph holds, and the LLM
+        ledger."""
+        return run(lambda: listing.stats(workspace.parts))
 
     @app.get("/api/documents/{document_id}", response_model=DocumentText, tags=["documents"],
              responses={404: {"model": Problem}})
@@ -437,9 +420,8 @@ def create_app(workspace: Workspace) -> FastAPI:
 
     @app.get("/api/merges", response_model=list[MergeInfo], tags=["entities"])
     def merges(_reviewer: Who) -> list[MergeInfo]:
-        rows = run(workspace.merges)
-        return [MergeInfo(source=s.id, source_name=s.name, target=t.id, target_name=t.name,
-                          score=link.score, method=link.method) for link, s, t in rows]
+        """The same JSON as ``medkg merges list --json``."""
+        return run(lambda: listing.merges(workspace.parts))
 
     @app.get("/api/export", tags=["export"], response_class=PlainTextResponse,
              responses={200: {"content": {m: {} for m in MEDIA.values()}}})
