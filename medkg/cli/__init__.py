@@ -32,7 +32,7 @@ from medkg.cli.merges import merges
 from medkg.cli.rdf import publish, rdf, sparql
 from medkg.cli.review import review
 from medkg.cli.rules import rules
-from medkg.cli.serve import serve, token
+from medkg.cli.serve import mcp, serve, token
 from medkg.cli.store import store
 from medkg.cli.vocab import load_vocabulary, vocab
 from medkg.engines import build_uses_llm
@@ -57,6 +57,7 @@ app.add_typer(rdf, name="rdf")
 app.command()(sparql)
 app.command()(publish)
 app.command()(serve)
+app.command()(mcp)
 
 DEFAULT_QUESTION = "What is the first-line treatment for type 2 diabetes, and what are its risks?"
 

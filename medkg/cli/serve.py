@@ -1,4 +1,5 @@
-"""``medkg serve`` (the HTTP API and review page) and ``medkg token``."""
+"""``medkg serve`` (the HTTP API and review page), ``medkg mcp`` (the MCP server)
+and ``medkg token``."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import ipaddress
 import signal
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medkg.cli._common import WorkspaceOpt, _run, console
+from medkg.cli._common import WorkspaceOpt, _fail, _run, console
 from medkg.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from medkg.workspace import Workspace
 
 token = typer.Typer(help="Bearer tokens for the HTTP API and the review page.",
                     no_args_is_help=True)
@@ -109,3 +115,74 @@ def serve(
             release(layout)
             sock.close()
     console.print("medkg server stopped; the workspace is free for other commands")
+
+
+def mcp(
+    workspace: WorkspaceOpt = Path("."),
+    http: Annotated[bool, typer.Option(
+        "--http", help="serve streamable HTTP on loopback (bearer tokens of `medkg token "
+        "add`) instead of stdio")] = False,
+    host: Annotated[str, typer.Option(help="--http: a loopback address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="--http: 0 picks a free port")
+                    ] = 8766,
+    allow_review: Annotated[bool, typer.Option(
+        "--allow-review", help="offer the review tool (accept / reject a statement), "
+        "recorded under --reviewer; without it nothing can be written")] = False,
+    reviewer: Annotated[str | None, typer.Option(
+        help="with --allow-review: the name the decisions are recorded under")] = None,
+) -> None:
+    """Serve the workspace to agents over the Model Context Protocol: tools ask,
+    search_evidence, entity, define and explain; documents and chunks as resources.
+    Read-only unless --allow-review --reviewer NAME. Stdio by default (stdout is the
+    protocol; messages go to stderr)."""
+    from medkg.errors import RequestError
+    from medkg.server.mcpserver import build_server
+    from medkg.workspace import Workspace
+
+    if allow_review and not (reviewer or "").strip():
+        _fail(RequestError("--allow-review needs --reviewer NAME",
+                           hint="the decisions are recorded under that name"))
+    if http:
+        check_host(host, allow_remote=False)
+    name = reviewer.strip() if allow_review and reviewer else None
+    with _run(lambda: Workspace.open(workspace, access="write" if name else "read")) as ws:
+        server = _run(lambda: build_server(ws, reviewer=name))
+        if not http:
+            console.print(f"medkg MCP server on stdio over {ws.root}"
+                          + (f"; review as {name}" if name else "; read-only"), soft_wrap=True)
+            server.run("stdio")
+            return
+        _serve_mcp_http(ws, server, host, port)
+
+
+def _serve_mcp_http(ws: Workspace, server: MCPServer, host: str, port: int) -> None:
+    import uvicorn
+
+    from medkg.layout import WorkspaceLayout
+    from medkg.server.access import add_token, has_tokens, reviewer_of
+    from medkg.server.mcpserver import BearerTokens
+
+    layout = WorkspaceLayout(ws.root)
+    if not has_tokens(layout):
+        from medkg.cli.review import default_reviewer
+
+        secret = add_token(layout, default_reviewer())
+        console.print(f"made a token for {default_reviewer()} (shown once): {secret}")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot listen on {host}:{port}: {exc.strerror}",
+                             hint="pick another --port") from exc
+    bound = sock.getsockname()[1]
+    app = BearerTokens(server.streamable_http_app(host=host),
+                       lambda token: reviewer_of(layout, token) is not None)
+    console.print(f"medkg MCP server at http://{host}:{bound}/mcp over {ws.root} "
+                  "(Authorization: Bearer TOKEN); Ctrl-C stops it", soft_wrap=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    signal.signal(signal.SIGTERM, _interrupt)
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[sock])
+    sock.close()

@@ -72,12 +72,14 @@ def class_word(text: str) -> bool:
 
 
 def check_question(question: str, limit: int) -> str:
-    """The question, stripped; an empty or over-long one is refused (before any
+    """The question, stripped; an empty, wordless or over-long one is refused (before any
     model is loaded, when the caller checks first); text no output can carry (a
     lone surrogate from an undecodable argument) is replaced first."""
     question = clean_text(question).strip()
     if not question:
         raise RetrievalError("the question is empty")
+    if not any(c.isalnum() for c in question):
+        raise RetrievalError("the question has no words (no letter or digit)")
     if len(question) > limit:
         raise RetrievalError(
             f"the question is {len(question):,} characters; at most {limit:,} are taken",
