@@ -54,6 +54,10 @@ class Components:
         self.reconciled = False  # derived data checked against the graph (pipeline.reconcile)
         # (stamp, retriever): the question path's retriever, kept while nothing changed
         self.retriever_cache: tuple[str, LocalRetriever] | None = None
+        # extraction.engine = "langchain": a LangChain chat model passed in Python
+        # (medkg.integrations.langchain.use_chat_model), and whether it calls tools
+        self.chat_model: object | None = None
+        self.chat_model_tool_calling = True
 
     def close(self) -> None:
         for part in (self._store, self._embedder, self._corpus, self._state, self._llm,

@@ -70,8 +70,10 @@ class EmbeddingConfig(Section):
 
 
 class ExtractionConfig(Section):
-    engine: Literal["builtin", "llm"] = Field(
-        "builtin", description="'llm' extracts with the chat model of the [llm] section")
+    engine: Literal["builtin", "llm", "langchain"] = Field(
+        "builtin", description="'llm' extracts with the chat model of the [llm] section; "
+        "'langchain' with LangChain's LLMGraphTransformer over a chat model passed in Python "
+        "(medkg.integrations.langchain.use_chat_model)")
     llm_profile: Literal["single", "multi"] = Field(
         "single", description="LLM engine: 'single' (one prompt per pack: entities and "
         "relations) or 'multi' (KGCaRe's four: context structure, relations with their "

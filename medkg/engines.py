@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from medkg.construction.generator import Generator
     from medkg.construction.nlp import Normaliser
     from medkg.llm.client import LLM
+    from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.tags import TagSummary
@@ -98,6 +99,26 @@ class LLMExtractor:
         from medkg.construction.llm_extraction import llm_extract
 
         return llm_extract(chunks, self.llm, self.normaliser, self.pack_tokens, self.profile)
+
+
+class LangChainExtractor:
+    """LangChain's LLMGraphTransformer over the user's chat model
+    (:mod:`medkg.construction.langchain_extraction`)."""
+
+    name = "langchain"
+
+    def __init__(self, chat_model: object, normaliser: Normaliser, ledger: Ledger,
+                 tool_calling: bool = True) -> None:
+        from medkg.construction.langchain_extraction import transformer
+
+        self.graph = transformer(chat_model, tool_calling)
+        self.normaliser = normaliser
+        self.ledger = ledger
+
+    def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
+        from medkg.construction.langchain_extraction import langchain_extract
+
+        return langchain_extract(chunks, self.graph, self.normaliser, self.ledger)
 
 
 class BuiltinSummariser:
@@ -194,6 +215,18 @@ def build_uses_llm(settings: Settings) -> bool:
 
 
 def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
+    if parts.settings.extraction.engine == "langchain":
+        from medkg.construction.lexicon import resolve_lexicon
+        from medkg.construction.nlp import Normaliser
+        from medkg.errors import ConfigError
+
+        if parts.chat_model is None:
+            raise ConfigError(
+                "extraction.engine = 'langchain' needs a LangChain chat model",
+                hint="in Python: medkg.integrations.langchain.use_chat_model(workspace, model)")
+        normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
+        return LangChainExtractor(parts.chat_model, normaliser, parts.ledger,
+                                  parts.chat_model_tool_calling)
     if parts.settings.extraction.engine == "llm":
         from medkg.construction.lexicon import resolve_lexicon
         from medkg.construction.nlp import Normaliser

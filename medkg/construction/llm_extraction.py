@@ -65,8 +65,8 @@ def _occurrences(text: str, name: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.finditer(text)]
 
 
-def _mentions(chunk: Chunk, entity: ExtractedEntity, normaliser: Normaliser,
-              sentences: list[tuple[int, int]], standard: str = "") -> list[MentionHit]:
+def entity_mentions(chunk: Chunk, entity: ExtractedEntity, normaliser: Normaliser,
+                    sentences: list[tuple[int, int]], standard: str = "") -> list[MentionHit]:
     group = TYPE_GROUPS[entity.type]
     concept_id, _ = normaliser.normalise(entity.name, group)
     if not concept_id and standard and standard.lower() != entity.name.lower():
@@ -82,8 +82,9 @@ def _mentions(chunk: Chunk, entity: ExtractedEntity, normaliser: Normaliser,
     return hits
 
 
-def _relations(relations: Sequence[ExtractedRelation], mentions: list[list[MentionHit]],
-               pattern: str = "llm") -> list[list[RelationHit]]:
+def anchored_relations(relations: Sequence[ExtractedRelation],
+                       mentions: list[list[MentionHit]], pattern: str = "llm"
+                       ) -> list[list[RelationHit]]:
     """Relations between entities that were found, each anchored on the closest
     pair of their mentions in one chunk of the pack (the same sentence when there
     is one); a relation whose two entities never share a chunk is not kept."""
@@ -193,7 +194,7 @@ def _fill(results: list[ChunkExtraction], found: _Found, text: str, llm: LLM,
         standard = found.standard.get(entity.name.strip().lower(), "")
         hits_found = False
         for result, spans in zip(results, sentences, strict=True):
-            hits = _mentions(result.chunk, entity, normaliser, spans, standard)
+            hits = entity_mentions(result.chunk, entity, normaliser, spans, standard)
             result.mentions.extend(hits)
             hits_found = hits_found or bool(hits)
         if not hits_found:
@@ -202,7 +203,7 @@ def _fill(results: list[ChunkExtraction], found: _Found, text: str, llm: LLM,
     for result in results:
         result.mentions.sort(key=lambda m: m.start)
     mentions = [r.mentions for r in results]
-    stated = _relations(found.relations, mentions)
-    inferred = _relations(found.inferred, mentions, "llm:inferred")
+    stated = anchored_relations(found.relations, mentions)
+    inferred = anchored_relations(found.inferred, mentions, "llm:inferred")
     for result, a, b in zip(results, stated, inferred, strict=True):
         result.relations = a + b

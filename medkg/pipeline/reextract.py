@@ -93,6 +93,12 @@ def settings_identity(settings: Settings) -> str:
         from medkg.construction.nlp import BUILTIN_RULES_VERSION
 
         parts.append(["builtin-rules", BUILTIN_RULES_VERSION])
+    elif cfg.engine == "langchain":
+        # the chat model is an object passed in Python, not a setting: a different
+        # model is not seen here (delete the documents' marks or re-ingest to redo)
+        from medkg.construction.langchain_extraction import TRANSFORMER_VERSION
+
+        parts.append(["langchain", TRANSFORMER_VERSION])
     else:
         from medkg.llm.prompts import load_prompt
 

@@ -1,0 +1,1 @@
+"""medkg inside other frameworks (optional extras): ``langchain``."""
