@@ -101,7 +101,7 @@ def normalisation(workspace: Path, gold: Path, finder: Finder) -> dict[str, floa
     try:
         with Workspace.open(workspace, access="read") as ws:
             index = ws.concept_index()
-            report = evaluate(gold, index, ws.pipeline(index))
+            report = evaluate(gold, index, ws.nlp(index))
     finally:
         nlp_module.find_abbreviations = original
     n = report.normalization

@@ -1,7 +1,8 @@
 """The workspace's parts, each built on first use and closed together: the graph
-store, the embedder and vector indexes, the concept index and extraction
-pipeline, the SAC-KG corpus, the LLM with its ledger, the stage state and the
-tag tree. Stages receive a :class:`Components` and take what they need."""
+store, the embedder and vector indexes, the concept index and the extraction
+engine's spaCy pipeline (``nlp``), the SAC-KG corpus, the LLM with its ledger,
+the stage fingerprints and the tag tree. Stages receive a :class:`Components`
+and take what they need."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from medkg.config import Settings
 from medkg.errors import WorkspaceError
+from medkg.fingerprints import LINK, SUMMARISE
 from medkg.layout import IndexKind, WorkspaceLayout
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
 
     from medkg.construction.corpus import SentenceCorpus
     from medkg.construction.extraction import Relate
+    from medkg.fingerprints import StageFingerprints
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
@@ -25,7 +28,6 @@ if TYPE_CHECKING:
     from medkg.retrieval.lexical import LexicalIndex
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
-    from medkg.stagestate import StageState
     from medkg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ class Components:
         self._llm: LLM | None = None
         self._ledger: Ledger | None = None
         self._corpus: SentenceCorpus | None = None
-        self._state: StageState | None = None
+        self._fingerprints: StageFingerprints | None = None
         self._tree: TagTree | None = None
         self._nlp: Language | None = None
         self.reconciled = False  # derived data checked against the graph (pipeline.reconcile)
@@ -60,11 +62,11 @@ class Components:
         self.chat_model_tool_calling = True
 
     def close(self) -> None:
-        for part in (self._store, self._embedder, self._corpus, self._state, self._llm,
+        for part in (self._store, self._embedder, self._corpus, self._fingerprints, self._llm,
                      self._ledger, self._lexical):
             if part is not None:
                 part.close()
-        self._store = self._embedder = self._corpus = self._state = None
+        self._store = self._embedder = self._corpus = self._fingerprints = None
         self.retriever_cache = None
         self._llm = self._ledger = self._lexical = None
 
@@ -92,11 +94,11 @@ class Components:
 
         from medkg.config import ENV_PREFIX, StoreConfig
         from medkg.errors import StoreError
-        from medkg.stagestate import STORE_BACKEND, STORE_TABLES
+        from medkg.fingerprints import STORE_BACKEND, STORE_TABLES
         from medkg.store.copy import copy_graph
         from medkg.store.registry import open_store
 
-        if self.state.version(STORE_TABLES) is not None:
+        if self.fingerprints.version(STORE_TABLES) is not None:
             return
         legacy = (self.settings.store.backend == "oxigraph" and self.layout.graph.is_dir()
                   and f"{ENV_PREFIX}STORE__BACKEND" not in os.environ)
@@ -118,41 +120,41 @@ class Components:
                                  hint="the old store is untouched; report this")
             self.settings.store = tables
             self.settings.save(self.layout.config)
-            self.state.record(STORE_BACKEND, "sqlite")
-            self.state.record(STORE_TABLES, "1")
+            self.fingerprints.record(STORE_BACKEND, "sqlite")
+            self.fingerprints.record(STORE_TABLES, "1")
             shutil.rmtree(self.layout.graph, ignore_errors=True)
             return
-        self.state.record(STORE_TABLES, "1")
+        self.fingerprints.record(STORE_TABLES, "1")
 
     def _check_iri_scheme(self, store: GraphStore) -> None:
         """Concept IRIs follow :mod:`medkg.identifiers`; a workspace made before
         (OBO PURLs for every prefix) has its concepts moved once, then recorded."""
+        from medkg.fingerprints import IRI_SCHEME
         from medkg.identifiers import SCHEME
-        from medkg.stagestate import IRI_SCHEME
 
-        if self.state.version(IRI_SCHEME) != SCHEME:
+        if self.fingerprints.version(IRI_SCHEME) != SCHEME:
             if self.read_only:
                 raise WorkspaceError(
                     "this workspace was made by an older medkg and needs a one-time "
                     "update of its concept IRIs, which a read-only open cannot do",
                     hint="run the command again when the process writing it has finished")
             store.migrate_concept_iris()
-            self.state.record(IRI_SCHEME, SCHEME)
+            self.fingerprints.record(IRI_SCHEME, SCHEME)
 
     def _check_backend(self) -> None:
         """One workspace, one graph: a store backend other than the one the
         workspace was made with (a one-off ``MEDKG_STORE__BACKEND=memory``) would
         write documents to another graph while the vectors beside it change."""
-        from medkg.stagestate import STORE_BACKEND
+        from medkg.fingerprints import STORE_BACKEND
 
         backend = self.settings.store.backend
-        recorded = self.state.version(STORE_BACKEND)
+        recorded = self.fingerprints.version(STORE_BACKEND)
         if recorded is None and backend != "oxigraph" and self.layout.graph.exists() \
                 and not self.layout.tables.exists():
             recorded = "oxigraph"  # made before the backend was recorded
         if recorded is None:
             if not self.read_only:
-                self.state.record(STORE_BACKEND, backend)
+                self.fingerprints.record(STORE_BACKEND, backend)
         elif recorded != backend:
             raise WorkspaceError(
                 f"this workspace keeps its graph in the {recorded} store, but store.backend "
@@ -172,10 +174,10 @@ class Components:
 
         from medkg.config import ENV_PREFIX, StoreConfig
         from medkg.errors import ConfigError
-        from medkg.stagestate import STORE_BASE_IRI
+        from medkg.fingerprints import STORE_BASE_IRI
 
         current = self.settings.store.base_iri
-        recorded = self.state.version(STORE_BASE_IRI)
+        recorded = self.fingerprints.version(STORE_BASE_IRI)
         if recorded is None and self.layout.graph.exists():
             try:
                 saved = tomllib.loads(self.layout.config.read_text(encoding="utf-8"))
@@ -184,10 +186,10 @@ class Components:
             recorded = saved.get("store", {}).get("base_iri") or StoreConfig().base_iri
         if recorded is None:
             if not self.read_only:
-                self.state.record(STORE_BASE_IRI, current)
+                self.fingerprints.record(STORE_BASE_IRI, current)
             return
-        if not self.read_only and self.state.version(STORE_BASE_IRI) is None:
-            self.state.record(STORE_BASE_IRI, recorded)
+        if not self.read_only and self.fingerprints.version(STORE_BASE_IRI) is None:
+            self.fingerprints.record(STORE_BASE_IRI, recorded)
         if recorded != current:
             env = f"{ENV_PREFIX}STORE__BASE_IRI"
             where = (f"the environment variable {env}" if env in os.environ
@@ -217,11 +219,9 @@ class Components:
         reader is told to let a writer do that first."""
         import shutil
 
-        from medkg.pipeline.link import STAGE as LINK
-        from medkg.pipeline.summarise import STAGE as SUMMARISE
-        from medkg.stagestate import ENCODER
+        from medkg.fingerprints import ENCODER, LINK
 
-        recorded = self.state.version(ENCODER)
+        recorded = self.fingerprints.version(ENCODER)
         if recorded == name:
             return
         if recorded is not None:
@@ -236,10 +236,10 @@ class Components:
             for kind in ("chunks", "entities", "concepts"):
                 self.layout.vector_index(kind).unlink(missing_ok=True)
             shutil.rmtree(self.layout.tag_tree, ignore_errors=True)
-            self.state.forget(SUMMARISE)
-            self.state.forget(LINK)  # the next build embeds and links the entities anew
+            self.fingerprints.forget(SUMMARISE)
+            self.fingerprints.forget(LINK)  # the next build embeds and links the entities anew
         if not self.read_only:
-            self.state.record(ENCODER, name)
+            self.fingerprints.record(ENCODER, name)
 
     def index(self, kind: IndexKind) -> VectorIndex:
         """The persistent vector index of ``chunks``, ``entities`` or ``concepts``.
@@ -295,11 +295,11 @@ class Components:
         state records (every vocabulary load makes a new one); otherwise it is
         rebuilt from the store.
         """
+        from medkg.fingerprints import VOCABULARY
         from medkg.ontology.index import ConceptIndex
-        from medkg.stagestate import VOCABULARY
 
         saved = self.layout.concept_terms
-        version = self.state.version(VOCABULARY)
+        version = self.fingerprints.version(VOCABULARY)
         if not rebuild and version is not None and (
                 cached := ConceptIndex.load(saved, version)) is not None:
             return cached
@@ -307,17 +307,18 @@ class Components:
         if self.read_only:
             return index
         if version is None:  # none recorded (an older workspace): the store is the truth
-            version = self.state.new_version(VOCABULARY)
+            version = self.fingerprints.new_version(VOCABULARY)
         if len(index):
             index.save(saved, version)
         return index
 
-    def pipeline(self, index: ConceptIndex | None = None) -> Language:
-        """The builtin extraction pipeline over ``index`` (default: the workspace's
-        concepts; that one is built once per open workspace)."""
+    def nlp(self, index: ConceptIndex | None = None) -> Language:
+        """The spaCy pipeline of the builtin extraction engine over ``index``
+        (default: the workspace's concepts; that one is built once per open
+        workspace)."""
         if index is None:
             if self._nlp is None:
-                self._nlp = self.pipeline(self.concept_index())
+                self._nlp = self.nlp(self.concept_index())
             return self._nlp
         from medkg.construction.workers import builtin_pipeline
 
@@ -333,7 +334,7 @@ class Components:
     def vocabulary_changed(self) -> None:
         """After a vocabulary load: the pipeline is rebuilt, links are redone."""
         self._nlp = None
-        self.state.forget("link")
+        self.fingerprints.forget(LINK)
 
     @property
     def corpus(self) -> SentenceCorpus:
@@ -345,13 +346,13 @@ class Components:
         return self._corpus
 
     @property
-    def state(self) -> StageState:
+    def fingerprints(self) -> StageFingerprints:
         """Fingerprints of the whole-workspace stages."""
-        if self._state is None:
-            from medkg.stagestate import StageState
+        if self._fingerprints is None:
+            from medkg.fingerprints import StageFingerprints
 
-            self._state = StageState(self.layout.state)
-        return self._state
+            self._fingerprints = StageFingerprints(self.layout.state)
+        return self._fingerprints
 
     @property
     def ledger(self) -> Ledger:

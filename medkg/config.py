@@ -11,6 +11,7 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -292,6 +293,12 @@ class FactsConfig(Section):
         "'unreviewed, low confidence' (medkg ask --show-proposed)")
 
 
+def password_in_url(url: str) -> bool:
+    """Whether a URL carries a password (``user:secret@`` or ``?password=``)."""
+    parts = urlsplit(url)
+    return bool(parts.password) or "password=" in parts.query.lower()
+
+
 class StoreConfig(Section):
     """Where the graph lives: ``sqlite`` (typed tables in one file in the workspace,
     the default; its RDF is a projection beside it), ``postgres`` (the same tables
@@ -335,8 +342,6 @@ class StoreConfig(Section):
     @field_validator("url")
     @classmethod
     def _no_password(cls, url: str) -> str:
-        from medkg.store.sql import password_in_url
-
         if url and password_in_url(url):
             raise ValueError("store.url must not hold a password: name an environment "
                              "variable in password_env (postgres: or a chmod-600 file in "

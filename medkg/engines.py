@@ -234,7 +234,7 @@ def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
         normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
         return LLMExtractor(parts.llm(), normaliser, parts.settings.llm.pack_tokens,
                             parts.settings.extraction.llm_profile)
-    return BuiltinExtractor(parts.pipeline(concepts), parts.relation_model(concepts))
+    return BuiltinExtractor(parts.nlp(concepts), parts.relation_model(concepts))
 
 
 def summariser(parts: Components) -> Summariser:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medkg.errors import WorkspaceError
+from medkg.files import atomic_text
+from medkg.layout import WorkspaceLayout
 
 
 @dataclass(frozen=True)
@@ -106,3 +108,56 @@ def holder(path: Path) -> Holder | None:
         return None
     finally:
         os.close(fd)
+
+
+# -- a server's claim ------------------------------------------------------------------
+# While ``medkg serve`` runs it keeps ``server.json`` (URL and process id) in the
+# workspace: the store takes one process, so another command on the workspace stops
+# with the server's URL instead of a lock error from the store.
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running_server(layout: WorkspaceLayout) -> str | None:
+    """The URL of a live server (another process) that owns this workspace."""
+    try:
+        data = json.loads(layout.server.read_text(encoding="utf-8"))
+        pid, url = int(data["pid"]), str(data["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pid == os.getpid() or not _alive(pid):
+        return None
+    return url
+
+
+def check_not_served(layout: WorkspaceLayout) -> None:
+    url = running_server(layout)
+    if url is not None:
+        raise WorkspaceError(
+            f"a medkg server owns this workspace: {url}",
+            hint=f"use its API ({url}docs) or its review page, or stop the server "
+                 "(Ctrl-C where `medkg serve` runs) and run the command again; if no "
+                 f"server runs, delete {layout.server}")
+
+
+def claim(layout: WorkspaceLayout, url: str) -> None:
+    check_not_served(layout)
+    with atomic_text(layout.server) as fh:
+        fh.write(json.dumps({"url": url, "pid": os.getpid()}) + "\n")
+
+
+def release(layout: WorkspaceLayout) -> None:
+    try:
+        data = json.loads(layout.server.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if data.get("pid") == os.getpid():
+        layout.server.unlink(missing_ok=True)

@@ -37,8 +37,8 @@ from medkg.pipeline import review as reviewing
 from medkg.pipeline.context import BuildReport
 from medkg.pipeline.estimate import BuildEstimate
 from medkg.pipeline.ingest import IngestReport, SyncPlan
+from medkg.pipeline.progress import Progress, no_progress
 from medkg.pipeline.review import Recorded, Request
-from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -123,7 +123,7 @@ class Workspace:
                 f"{layout.root} is not a medkg workspace (no {layout.config.name})",
                 hint=f"create one with `medkg init {layout.root}`",
             )
-        from medkg.server.access import check_not_served, running_server
+        from medkg.lock import check_not_served, running_server
 
         if access == "write":
             check_not_served(layout)  # one writer: the server
@@ -190,8 +190,8 @@ class Workspace:
     def concept_index(self, *, rebuild: bool = False) -> ConceptIndex:
         return self.parts.concept_index(rebuild=rebuild)
 
-    def pipeline(self, index: ConceptIndex | None = None) -> Language:
-        return self.parts.pipeline(index)
+    def nlp(self, index: ConceptIndex | None = None) -> Language:
+        return self.parts.nlp(index)
 
     @property
     def corpus(self) -> SentenceCorpus:
@@ -336,7 +336,7 @@ class Workspace:
         ``medkg.toml`` says so; vectors and indexes stay, the ids being the same)."""
         self._writable()
         from medkg.errors import StoreError
-        from medkg.stagestate import STORE_BACKEND, STORE_BASE_IRI
+        from medkg.fingerprints import STORE_BACKEND, STORE_BASE_IRI
         from medkg.store.copy import copy_graph
         from medkg.store.registry import open_store
 
@@ -367,8 +367,8 @@ class Workspace:
             self.settings.store = to
             self.save_settings()
             self.parts = Components(self.layout, self.settings)
-            self.parts.state.record(STORE_BACKEND, to.backend)
-            self.parts.state.record(STORE_BASE_IRI, to.base_iri)  # the copy's IRIs
+            self.parts.fingerprints.record(STORE_BACKEND, to.backend)
+            self.parts.fingerprints.record(STORE_BASE_IRI, to.base_iri)  # the copy's IRIs
         return report
 
     def _tables(self) -> TableStore:

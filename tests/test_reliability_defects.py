@@ -70,11 +70,11 @@ def test_defect_01_an_interrupted_delete_is_finished_and_ask_keeps_working(
     monkeypatch.undo()
     with Workspace.open(ws_copy) as ws:
         assert not ws.store.has_document(doc_id)
-        assert doc_id in ws.parts.state.pending_deletes()
+        assert doc_id in ws.parts.fingerprints.pending_deletes()
         # Any question finishes the delete first: no stale vector or leaf is left.
         answer = ws.ask(QUESTION)
         assert answer.text
-        assert ws.parts.state.pending_deletes() == {}
+        assert ws.parts.fingerprints.pending_deletes() == {}
         chunk_ids = ws.store.chunk_ids()
         assert set(ws.index("chunks").ids()) <= chunk_ids
     # Re-running the delete (with another id after it) reports and goes on.
@@ -213,7 +213,7 @@ def test_defect_10_init_on_a_file_and_a_full_disk_are_errors(
 
 def test_defect_12_an_ingest_rerun_from_another_path_keeps_one_source(tmp_path: Path) -> None:
     from medkg.construction.chunking import chunk_document
-    from medkg.pipeline.state import STAGE_INGESTED
+    from medkg.pipeline.marks import STAGE_INGESTED
 
     note = EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"
     moved = tmp_path / "moved" / note.name

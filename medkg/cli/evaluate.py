@@ -30,7 +30,7 @@ def eval_extraction(
 
     with _run(lambda: Workspace.open(workspace)) as ws:
         index = ws.concept_index()
-        report = _run(lambda: run_evaluation(gold, index, ws.pipeline(index),
+        report = _run(lambda: run_evaluation(gold, index, ws.nlp(index),
                                              ws.relation_model(index)))
     if as_json:
         sys.stdout.write(report.model_dump_json() + "\n")

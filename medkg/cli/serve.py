@@ -79,7 +79,8 @@ def serve(
     import uvicorn
 
     from medkg.layout import WorkspaceLayout
-    from medkg.server.access import add_token, claim, has_tokens, release
+    from medkg.lock import claim, release
+    from medkg.server.access import add_token, has_tokens
     from medkg.server.app import create_app
     from medkg.workspace import Workspace
 

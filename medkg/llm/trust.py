@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 from medkg import files
 from medkg.config import ENV_PREFIX, LLMConfig
 from medkg.errors import ConfigError
-from medkg.stagestate import fingerprint
+from medkg.fingerprints import fingerprint
 
 ENDPOINT_KEYS = ("backend", "model", "base_url", "api_key_env")
 DEFAULT_KEY_ENV = LLMConfig.model_fields["api_key_env"].default

@@ -33,7 +33,7 @@ def retriever(parts: Components) -> LocalRetriever:
         parts.store, parts.embedder,
         Indexes(chunks=parts.index("chunks"), entities=parts.index("entities"),
                 lexical=parts.lexical),
-        parts.pipeline(), parts.settings.retrieval, traversal_guide(parts),
+        parts.nlp(), parts.settings.retrieval, traversal_guide(parts),
         parts.concept_index(), parts.settings.facts,
     )
     parts.retriever_cache = (key, made) if key is not None else None
@@ -114,7 +114,7 @@ def compose(parts: Components, question: str, mode: str | None = None,
     if chosen == "auto":
         from medkg.retrieval.globalsearch import choose_mode
 
-        choice = choose_mode(question, parts.pipeline())
+        choice = choose_mode(question, parts.nlp())
         chosen = check_mode(choice.mode)
     if chosen == "global":
         from medkg.retrieval.globalsearch import global_answer

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from medkg.pipeline.state import Progress
+from medkg.pipeline.progress import Progress
 
 if TYPE_CHECKING:
     from medkg.components import Components

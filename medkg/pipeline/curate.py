@@ -28,7 +28,7 @@ def delete_document(parts: Components, document_id: str) -> Deletion:
     workspace (:func:`finish_deletes`)."""
     from medkg.pipeline import link
 
-    state, store = parts.state, parts.store
+    state, store = parts.fingerprints, parts.store
     pending = state.pending_deletes().get(document_id)
     link.forget(parts)  # its links go with its entities
     if store.has_document(document_id):
@@ -56,7 +56,7 @@ def delete_document(parts: Components, document_id: str) -> Deletion:
 
 def finish_deletes(parts: Components) -> list[str]:
     """Finish every delete a crash cut short; returns their document ids."""
-    pending = list(parts.state.pending_deletes())
+    pending = list(parts.fingerprints.pending_deletes())
     for document_id in pending:
         delete_document(parts, document_id)
     return pending

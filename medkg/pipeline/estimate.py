@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from medkg.model import Chunk
-from medkg.pipeline.state import documents_to_extract
+from medkg.pipeline.marks import documents_to_extract
 
 if TYPE_CHECKING:
     from medkg.components import Components

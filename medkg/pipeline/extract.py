@@ -12,7 +12,7 @@ from medkg import timing
 from medkg.engines import extractor
 from medkg.model import Chunk, Entity, Layer, Triple
 from medkg.pipeline.context import BuildContext
-from medkg.pipeline.state import (
+from medkg.pipeline.marks import (
     STAGE_EXTRACTED,
     STAGE_INGESTED,
     documents_done,
@@ -93,9 +93,9 @@ def _extracted(ctx: BuildContext, todo: list[tuple[Layer, str]]
                 yield layer, doc_id, list(islice(extracted, len(chunks[doc_id])))
         return
     from medkg.construction.workers import EngineRecipe, extract_documents
-    from medkg.stagestate import VOCABULARY
+    from medkg.fingerprints import VOCABULARY
 
-    version = parts.state.version(VOCABULARY) or ""
+    version = parts.fingerprints.version(VOCABULARY) or ""
     parts.concept_index()  # saved under this version, for the workers to read
     recipe = EngineRecipe(str(parts.layout.concept_terms), version, cfg)
     executor = open_executor(spec)

@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING
 
 from medkg.engines import generator
 from medkg.errors import WorkspaceError
+from medkg.fingerprints import GROW
 from medkg.model import Entity, Layer
 from medkg.pipeline.context import BuildContext
-from medkg.pipeline.state import Progress, fingerprint, no_progress
+from medkg.pipeline.marks import fingerprint
+from medkg.pipeline.progress import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
     from medkg.construction.growth import LevelStats
     from medkg.ontology.index import ConceptIndex
 
-STAGE = "grow"
+STAGE = GROW
 
 
 def run(ctx: BuildContext) -> None:
@@ -69,9 +71,9 @@ def grow(parts: Components, concepts: ConceptIndex | None = None,
     try:
         fp = fingerprint(parts.corpus.fingerprint(), engine.name,
                          cfg.model_dump(exclude={"max_heads_per_level"}))
-        if not parts.state.current(STAGE, fp):
+        if not parts.fingerprints.current(STAGE, fp):
             state.reset()  # its progress is for other inputs or settings
-            parts.state.record(STAGE, fp)
+            parts.fingerprints.record(STAGE, fp)
         return growth.run(state, sorted({node_of(e) for e in seeds}), progress)
     finally:
         state.close()

@@ -45,7 +45,8 @@ from medkg.model import (
     Predicate,
     Triple,
 )
-from medkg.pipeline.state import STAGE_EXTRACTED, STAGE_INGESTED, Progress, no_progress
+from medkg.pipeline.marks import STAGE_EXTRACTED, STAGE_INGESTED
+from medkg.pipeline.progress import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components

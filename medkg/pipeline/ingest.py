@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from medkg import timing
 from medkg.errors import DocumentError, WorkspaceError
+from medkg.fingerprints import VOCABULARY, fingerprint
 from medkg.model import Chunk, Document, Layer
-from medkg.pipeline.state import STAGE_INGESTED, Progress, no_progress
-from medkg.stagestate import VOCABULARY, fingerprint
+from medkg.pipeline.marks import STAGE_INGESTED
+from medkg.pipeline.progress import Progress, no_progress
 from medkg.text import path_text
 
 if TYPE_CHECKING:
@@ -366,16 +367,16 @@ def store_vocabulary(parts: Components, load: VocabularyLoad) -> None:
 
     # What the load changes, against the vocabulary as it was (documents that
     # cannot have changed keep their extraction: see pipeline/reextract.py).
-    old_version = parts.state.version(VOCABULARY)
+    old_version = parts.fingerprints.version(VOCABULARY)
     changed = changed_concepts(parts.concept_index(), load.concepts)
     # The saved concept index goes stale before the graph changes, and is made
     # anew, for a new vocabulary version, once the graph holds the load.
-    parts.state.forget(VOCABULARY)
+    parts.fingerprints.forget(VOCABULARY)
     parts.store.add_concepts(load.concepts, load.source)
     # The new version follows from the old one and what was loaded: workspaces
     # that loaded the same vocabularies in the same order have the same version
     # (and the same extraction marks); a load cut short starts a chain of its own.
-    parts.state.record(VOCABULARY, fingerprint(
+    parts.fingerprints.record(VOCABULARY, fingerprint(
         old_version, load.source, [c.model_dump(mode="json") for c in load.concepts]))
     parts.concept_index(rebuild=True)
     parts.vocabulary_changed()

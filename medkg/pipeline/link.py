@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from medkg import timing
+from medkg.fingerprints import LINK
 from medkg.model import Entity, Layer, Link, LinkKind
 from medkg.pipeline.context import BuildContext
-from medkg.pipeline.state import Progress, fingerprint
+from medkg.pipeline.marks import fingerprint
+from medkg.pipeline.progress import Progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from medkg.linking.vectors import VectorIndex
     from medkg.ontology.index import ConceptIndex
 
-STAGE = "link"
+STAGE = LINK
 EMBED_BATCH = 512
 
 
@@ -33,20 +35,20 @@ def forget(parts: Components) -> None:
     """The links go with the entities they join: whatever removes entities (a
     delete, a re-extraction) calls this first, so the next build links again
     even when the corpus ends as it was (same text, same fingerprint)."""
-    parts.state.forget(STAGE)
+    parts.fingerprints.forget(STAGE)
 
 
 def is_current(parts: Components) -> bool:
     """Whether the links were made from what the workspace has now."""
-    return parts.state.current(STAGE, inputs(parts))
+    return parts.fingerprints.current(STAGE, inputs(parts))
 
 
 def run(ctx: BuildContext) -> None:
     parts = ctx.parts
     fp = inputs(parts)
-    if not parts.state.current(STAGE, fp):
+    if not parts.fingerprints.current(STAGE, fp):
         link(parts, ctx.concepts, ctx.progress)
-        parts.state.record(STAGE, fp)
+        parts.fingerprints.record(STAGE, fp)
 
 
 def link(parts: Components, concepts: ConceptIndex, progress: Progress) -> int:

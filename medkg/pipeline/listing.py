@@ -124,7 +124,7 @@ def status(parts: Components) -> Status:
     st = extraction_status(parts)
     return Status(current=st.current, new=st.new, stale_settings=st.stale_settings,
                   stale_vocabulary=st.stale_vocabulary,
-                  pending_deletes=len(parts.state.pending_deletes()),
+                  pending_deletes=len(parts.fingerprints.pending_deletes()),
                   links_current=is_current(parts),
                   to_extract=len(st.new) + len(st.stale_settings) + len(st.stale_vocabulary))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from medkg.pipeline.curate import finish_deletes
-from medkg.pipeline.state import STAGE_INGESTED, documents_done
+from medkg.pipeline.marks import STAGE_INGESTED, documents_done
 
 if TYPE_CHECKING:
     from medkg.components import Components
@@ -45,7 +45,7 @@ def stamp(parts: Components) -> str | None:
     """What reconcile's work depends on, cheaply: the tables' revision (every
     write moves it on) and the size and time of each derived file; None where the
     store keeps no revision (the RDF and Neo4j backends: reconcile each process)."""
-    from medkg.stagestate import fingerprint
+    from medkg.fingerprints import fingerprint
 
     revision = getattr(parts.store, "revision", None)
     if revision is None:
@@ -72,8 +72,8 @@ def reconcile(parts: Components) -> Reconciled:
         return Reconciled()
     parts.embedder  # noqa: B018 - an encoder change sets the old vectors aside first
     now = stamp(parts)
-    if now is not None and now == parts.state.version(RECONCILED) \
-            and not parts.state.pending_deletes():
+    if now is not None and now == parts.fingerprints.version(RECONCILED) \
+            and not parts.fingerprints.pending_deletes():
         parts.reconciled = True
         return Reconciled()
     if parts.read_only:
@@ -112,7 +112,7 @@ def reconcile(parts: Components) -> Reconciled:
     unembedded = entity_ids - set(entities.ids())
     if unembedded:  # a damaged file, or a new encoder: as the link stage embeds them
         from medkg.linking.linker import embed_entities
-        from medkg.pipeline.state import DOCUMENT_LAYERS
+        from medkg.pipeline.marks import DOCUMENT_LAYERS
 
         heads = getattr(store, "entity_heads", store.entities)
         found = [e for layer in DOCUMENT_LAYERS for e in heads(layer) if e.id in unembedded]
@@ -135,7 +135,7 @@ def reconcile(parts: Components) -> Reconciled:
         out.stale_tree_leaves = len(leaves)
     parts.reconciled = True
     if (after := stamp(parts)) is not None:
-        parts.state.record(RECONCILED, after)
+        parts.fingerprints.record(RECONCILED, after)
     return out
 
 

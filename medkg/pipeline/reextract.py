@@ -2,7 +2,7 @@
 would give something else, and moving the others to a new vocabulary version.
 
 A document's extraction is stamped ``extracted@SETTINGS/VOCABULARY``
-(:class:`medkg.pipeline.state.ExtractionMark`). ``SETTINGS`` changes with the
+(:class:`medkg.pipeline.marks.ExtractionMark`). ``SETTINGS`` changes with the
 engine, the extraction settings, the models' files (NER pipelines, lexicon,
 relation model) and, for the LLM engine, the model, its generation settings and
 the prompt's version: every document is redone then. ``VOCABULARY`` changes with
@@ -20,102 +20,26 @@ everything.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medkg.pipeline.state import (
+from medkg.fingerprints import VOCABULARY
+from medkg.pipeline.marks import (
     STAGE_EXTRACTED,
     STAGE_INGESTED,
     ExtractionMark,
     documents_done,
     extraction_marks,
-    fingerprint,
 )
-from medkg.stagestate import VOCABULARY
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.config import Settings
     from medkg.model import Concept
     from medkg.ontology.index import ConceptIndex
 
-SMALL_FILE = 1 << 20  # files up to this size are identified by content, larger by size
-
-
-@lru_cache(maxsize=64)
-def _tree_identity(path: str, mtime_ns: int) -> str:
-    """A digest of a model file or directory: content of small files, size of
-    large ones (a model's weights), relative names."""
-    root = Path(path)
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-    digest = hashlib.sha256()
-    for file in files:
-        size = file.stat().st_size
-        digest.update(f"{file.relative_to(root) if file != root else file.name}\0{size}\0"
-                      .encode())
-        if size <= SMALL_FILE:
-            digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _identity(path: Path) -> str:
-    return _tree_identity(str(path), os.stat(path).st_mtime_ns)
-
-
-def settings_identity(settings: Settings) -> str:
-    """The ``SETTINGS`` part of the extraction mark (see the module docstring)."""
-    from medkg.construction.lexicon import BUNDLED_LEXICON
-    from medkg.construction.nlp import resolve_ner_models
-    from medkg.construction.relation_model import BUNDLED_RELATIONS
-    from medkg.construction.relations import CALIBRATION
-    from medkg.modelref import ModelRef
-
-    cfg = settings.extraction
-    parts: list[object] = [
-        # llm_profile joins the identity only where it matters (the LLM engine), so
-        # marks made before it existed stay current for the builtin engine.
-        cfg.model_dump(mode="json", exclude={"executor", "parallel_min_documents",
-                                             "llm_profile"}),
-        settings.construction.levels > 0,  # the SAC-KG loop decides which triples enter
-    ]
-    if cfg.engine == "builtin":
-        models = [*resolve_ner_models(cfg.ner_model),
-                  ModelRef(cfg.lexicon, "extraction.lexicon").path(BUNDLED_LEXICON),
-                  ModelRef(cfg.relation_model, "extraction.relation_model")
-                  .path(BUNDLED_RELATIONS),
-                  CALIBRATION if CALIBRATION.exists() else None]  # the patterns' confidence
-        parts.append([_identity(p) for p in models if p is not None])
-        from medkg.construction.nlp import BUILTIN_RULES_VERSION
-
-        parts.append(["builtin-rules", BUILTIN_RULES_VERSION])
-    elif cfg.engine == "langchain":
-        # the chat model is an object passed in Python, not a setting: a different
-        # model is not seen here (delete the documents' marks or re-ingest to redo)
-        from medkg.construction.langchain_extraction import TRANSFORMER_VERSION
-
-        parts.append(["langchain", TRANSFORMER_VERSION])
-    else:
-        from medkg.llm.prompts import load_prompt
-
-        parts.append(settings.llm.model_dump(mode="json", include={
-            "backend", "model", "base_url", "temperature", "seed", "max_tokens", "pack_tokens"}))
-        from medkg.construction.llm_extraction import PROFILES
-
-        if cfg.llm_profile == "single":
-            parts.append(load_prompt("extract_entities").version)
-        else:
-            parts.append([cfg.llm_profile, *(load_prompt(n).version
-                                             for n in PROFILES[cfg.llm_profile])])
-    return fingerprint(*parts)[:12]
-
-
 def current_mark(parts: Components) -> ExtractionMark:
-    return ExtractionMark.current(parts.settings, parts.state.version(VOCABULARY))
+    return ExtractionMark.current(parts.settings, parts.fingerprints.version(VOCABULARY))
 
 
 @dataclass

@@ -16,8 +16,8 @@ from medkg import timing
 from medkg.config import Settings
 from medkg.pipeline import extract, grow, link, review, summarise
 from medkg.pipeline.context import BuildContext, BuildReport
+from medkg.pipeline.progress import Progress, no_progress
 from medkg.pipeline.reconcile import reconcile
-from medkg.pipeline.state import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components

@@ -8,21 +8,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from medkg.engines import ChunkGraph, summariser
+from medkg.fingerprints import SUMMARISE
 from medkg.model import Chunk, Entity, Triple
 from medkg.pipeline.context import BuildContext
-from medkg.pipeline.state import (
-    STAGE_EXTRACTED,
-    Progress,
-    documents_done,
-    fingerprint,
-    no_progress,
-)
+from medkg.pipeline.marks import STAGE_EXTRACTED, documents_done, fingerprint
+from medkg.pipeline.progress import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
     from medkg.retrieval.tagtree import TagTree
 
-STAGE = "summarise"
+STAGE = SUMMARISE
 
 
 def run(ctx: BuildContext) -> None:
@@ -38,7 +34,7 @@ def update_tag_tree(parts: Components, progress: Progress = no_progress) -> TagT
     directory = parts.layout.tag_tree
     fp = fingerprint(settings.__dict__)
     # A tree made with other settings is not updated but made anew.
-    tree = TagTree.load(directory) if parts.state.current(STAGE, fp) else None
+    tree = TagTree.load(directory) if parts.fingerprints.current(STAGE, fp) else None
     if tree is None:
         tree = TagTree(settings)
     store = parts.store
@@ -48,7 +44,7 @@ def update_tag_tree(parts: Components, progress: Progress = no_progress) -> TagT
     new = [c for cid, c in chunks.items() if cid not in leaves]
     gone = sorted(leaves - set(chunks))
     if not new and not gone:
-        parts.state.record(STAGE, fp)
+        parts.fingerprints.record(STAGE, fp)
         return tree
     progress("tag tree", 0, 1)
     tree.remove_leaves(gone)
@@ -60,14 +56,14 @@ def update_tag_tree(parts: Components, progress: Progress = no_progress) -> TagT
     vectors = [tv if v is None else tv + v for tv, v in zip(text_vectors, own, strict=True)]
     tree.add_leaves([(c.id, s, v) for c, s, v in zip(new, summaries, vectors, strict=True)])
     tree.save(directory)
-    parts.state.record(STAGE, fp)
+    parts.fingerprints.record(STAGE, fp)
     progress("tag tree", 1, 1)
     return tree
 
 
 def chunk_graph(parts: Components, chunks: Sequence[Chunk]) -> ChunkGraph:
     """The entities (with only their mentions there) and triples of these chunks."""
-    from medkg.pipeline.state import DOCUMENT_LAYERS
+    from medkg.pipeline.marks import DOCUMENT_LAYERS
 
     read = getattr(parts.store, "chunk_graph", None)
     if read is not None:  # the tables: read by the chunks' documents

@@ -1,20 +1,14 @@
-"""Who may use a workspace's server, and which process owns the workspace.
-
-``tokens.json`` (mode 0600) maps bearer tokens to reviewer names; the first is
-made by ``medkg init`` for the login name, more by ``medkg token add NAME``.
-Only digests of the tokens are stored, so the file alone lets no one in.
-
-While ``medkg serve`` runs it keeps ``server.json`` (URL and process id) in the
-workspace: the store takes one process, so another command on the workspace
-stops with the server's URL instead of a lock error from the store.
-"""
+"""Who may use a workspace's server: ``tokens.json`` (mode 0600) maps bearer
+tokens to reviewer names; the first is made by ``medkg init`` for the login name,
+more by ``medkg token add NAME``. Only digests of the tokens are stored, so the
+file alone lets no one in. (Which process owns a served workspace:
+:mod:`medkg.lock`.)"""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,50 +71,3 @@ def has_tokens(layout: WorkspaceLayout) -> bool:
 
 
 # -- the server file --------------------------------------------------------------
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def running_server(layout: WorkspaceLayout) -> str | None:
-    """The URL of a live server (another process) that owns this workspace."""
-    try:
-        data = json.loads(layout.server.read_text(encoding="utf-8"))
-        pid, url = int(data["pid"]), str(data["url"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if pid == os.getpid() or not _alive(pid):
-        return None
-    return url
-
-
-def check_not_served(layout: WorkspaceLayout) -> None:
-    url = running_server(layout)
-    if url is not None:
-        raise WorkspaceError(
-            f"a medkg server owns this workspace: {url}",
-            hint=f"use its API ({url}docs) or its review page, or stop the server "
-                 "(Ctrl-C where `medkg serve` runs) and run the command again; if no "
-                 f"server runs, delete {layout.server}")
-
-
-def claim(layout: WorkspaceLayout, url: str) -> None:
-    check_not_served(layout)
-    with atomic_text(layout.server) as fh:
-        fh.write(json.dumps({"url": url, "pid": os.getpid()}) + "\n")
-
-
-def release(layout: WorkspaceLayout) -> None:
-    try:
-        data = json.loads(layout.server.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if data.get("pid") == os.getpid():
-        layout.server.unlink(missing_ok=True)

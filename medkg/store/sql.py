@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
+from medkg.config import password_in_url
 from medkg.errors import ConfigError, StoreError
 
 
@@ -156,12 +156,6 @@ class SQLiteEngine:
 # -- PostgreSQL --------------------------------------------------------------------------
 
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-
-def password_in_url(url: str) -> bool:
-    """Whether a URL carries a password (``user:secret@`` or ``?password=``)."""
-    parts = urlsplit(url)
-    return bool(parts.password) or "password=" in parts.query.lower()
 
 
 def read_password_file(path: Path) -> str:

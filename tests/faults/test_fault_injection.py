@@ -66,7 +66,7 @@ def snapshot(root: Path) -> dict[str, object]:
     with Workspace.open(root) as ws:
         out["quads"] = sorted(MARK_VOCABULARY.sub(r'"extracted@\1/<version>"', LOAD_TIME.sub(
             "<load time>", " ".join(t.n3() for t in q))) for q in ws.store.quads())
-        state = ws.parts.state
+        state = ws.parts.fingerprints
         out["pending deletes"] = state.pending_deletes()
         # "vocabulary": a new version with every load; "reconciled": a stamp of the
         # derived files' times, a cache key only

@@ -106,7 +106,7 @@ def test_defect_05_a_document_whose_llm_answer_failed_is_extracted_again(tmp_pat
     """The document is not marked extracted while a chunk's answer stayed unusable;
     the next build asks again and finishes it."""
     from medkg.model import Layer
-    from medkg.pipeline.state import documents_to_extract
+    from medkg.pipeline.marks import documents_to_extract
     from medkg.workspace import Workspace
     from tests.conftest import EXAMPLES, SEED_OBO
 

@@ -53,7 +53,7 @@ def test_the_multi_profile_asks_four_prompts_and_marks_inferred_triples(
 
 def test_a_profile_change_makes_the_extraction_stale(tmp_path: Path) -> None:
     with Workspace.create(tmp_path / "ws") as ws:
-        from medkg.pipeline.reextract import settings_identity
+        from medkg.pipeline.marks import settings_identity
 
         builtin = settings_identity(ws.settings)
         ws.settings.extraction.llm_profile = "multi"

@@ -26,7 +26,7 @@ def test_a_themes_question_gets_the_top_groups(small_ws: Workspace) -> None:
 
 
 def test_auto_says_why_it_chose(small_ws: Workspace) -> None:
-    nlp = small_ws.pipeline()
+    nlp = small_ws.nlp()
     assert choose_mode("What are the main themes across these documents?", nlp).mode == "global"
     assert choose_mode("What are the side effects of lisinopril?", nlp).mode == "u-retrieval"
     answer = small_ws.ask("What are the main themes across these documents?", mode="auto")

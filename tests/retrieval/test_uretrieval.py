@@ -47,7 +47,7 @@ def test_scope_and_refinement_respect_max_scope(small_ws: Workspace) -> None:
 
 
 def test_question_tags_come_from_the_question(small_ws: Workspace) -> None:
-    tags = query_tags(small_ws.pipeline()(QUESTION))
+    tags = query_tags(small_ws.nlp()(QUESTION))
     assert tags.tags == {"medications_and_doses": ["lisinopril"]}
     _tree, answer = _run(small_ws, RetrievalConfig())
     assert answer.trace.query_tags == tags.tags

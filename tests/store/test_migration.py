@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from medkg.model import Layer
-from medkg.pipeline.state import documents_to_extract
+from medkg.pipeline.marks import documents_to_extract
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, REPO, SEED_OBO
 

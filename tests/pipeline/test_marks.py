@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from medkg.model import Layer
+from medkg.pipeline.marks import StageFingerprints, documents_to_extract, fingerprint
 from medkg.pipeline.stages import BUILD_STAGES
-from medkg.pipeline.state import StageState, documents_to_extract, fingerprint
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, SEED_OBO
 
@@ -19,12 +19,12 @@ def test_fingerprints_are_stable_and_order_free() -> None:
 
 
 def test_stage_state_records_and_forgets(tmp_path: Path) -> None:
-    state = StageState(tmp_path / "state.sqlite")
+    state = StageFingerprints(tmp_path / "state.sqlite")
     assert not state.current("link", "x")
     state.record("link", "x")
     assert state.current("link", "x") and not state.current("link", "y")
     state.close()
-    reopened = StageState(tmp_path / "state.sqlite")  # it is on disk
+    reopened = StageFingerprints(tmp_path / "state.sqlite")  # it is on disk
     assert reopened.recorded() == {"link": "x"}
     reopened.forget("link")
     assert not reopened.current("link", "x")
@@ -45,16 +45,16 @@ def test_what_a_rebuild_redoes(tmp_path: Path) -> None:
         assert [d for _, d in documents_to_extract(ws.store)] == ws.store.document_ids()
         ws.build()
         assert documents_to_extract(ws.store) == []
-        done = {k: v for k, v in ws.parts.state.recorded().items() if k != "reconciled"}
+        done = {k: v for k, v in ws.parts.fingerprints.recorded().items() if k != "reconciled"}
         assert set(done) == {"store.backend", "store.base_iri", "store.iri_scheme", "store.tables",
                              "embedding.encoder", "vocabulary", "link", "summarise"}
         ws.build()
-        assert {k: v for k, v in ws.parts.state.recorded().items()
+        assert {k: v for k, v in ws.parts.fingerprints.recorded().items()
                 if k != "reconciled"} == done  # nothing changed: same fingerprints
         ws.load_vocabulary(SEED_OBO)
-        assert "link" not in ws.parts.state.recorded()  # links are redone
+        assert "link" not in ws.parts.fingerprints.recorded()  # links are redone
         ws.build()
-        assert ws.parts.state.recorded()["link"] == done["link"]
+        assert ws.parts.fingerprints.recorded()["link"] == done["link"]
         ws.settings.retrieval.tree_floor = 0.3
         ws.build()
-        assert ws.parts.state.recorded()["summarise"] != done["summarise"]
+        assert ws.parts.fingerprints.recorded()["summarise"] != done["summarise"]

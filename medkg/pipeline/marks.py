@@ -23,30 +23,27 @@ Two kinds of stage:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import hashlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medkg.fingerprints import StageFingerprints, fingerprint
 from medkg.model import Layer
-from medkg.stagestate import StageState, fingerprint
 from medkg.store.base import GraphStore
 
 if TYPE_CHECKING:
     from medkg.config import Settings
 
-__all__ = ["STAGE_EXTRACTED", "STAGE_INGESTED", "ExtractionMark", "Progress", "StageState",
-           "documents_done", "documents_to_extract", "fingerprint", "no_progress"]
+__all__ = ["STAGE_EXTRACTED", "STAGE_INGESTED", "ExtractionMark", "StageFingerprints",
+           "documents_done", "documents_to_extract", "fingerprint", "settings_identity"]
 
 STAGE_INGESTED = "ingested"
 STAGE_EXTRACTED = "extracted"
 DOCUMENT_LAYERS = (Layer.LITERATURE, Layer.USER)
-
-Progress = Callable[[str, int, int], None]
-
-
-def no_progress(stage: str, done: int, total: int) -> None:
-    return None
-
 
 def documents_done(store: GraphStore, stage: str) -> Iterator[tuple[Layer, str]]:
     """(layer, document id) of every document that finished ``stage``."""
@@ -83,8 +80,6 @@ class ExtractionMark:
     @classmethod
     def current(cls, settings: Settings, vocabulary: str | None) -> ExtractionMark:
         """The mark an extraction made now, with these settings, would get."""
-        from medkg.pipeline.reextract import settings_identity
-
         return cls(settings_identity(settings), (vocabulary or "none")[:12])
 
 
@@ -103,3 +98,73 @@ def documents_to_extract(store: GraphStore, mark: ExtractionMark | None = None
         if STAGE_EXTRACTED not in stages or (mark is not None and str(mark) not in stages):
             out.append((layer, doc_id))
     return out
+
+
+SMALL_FILE = 1 << 20  # files up to this size are identified by content, larger by size
+
+
+@lru_cache(maxsize=64)
+def _tree_identity(path: str, mtime_ns: int) -> str:
+    """A digest of a model file or directory: content of small files, size of
+    large ones (a model's weights), relative names."""
+    root = Path(path)
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for file in files:
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(root) if file != root else file.name}\0{size}\0"
+                      .encode())
+        if size <= SMALL_FILE:
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _identity(path: Path) -> str:
+    return _tree_identity(str(path), os.stat(path).st_mtime_ns)
+
+
+def settings_identity(settings: Settings) -> str:
+    """The ``SETTINGS`` part of the extraction mark (see the module docstring)."""
+    from medkg.construction.lexicon import BUNDLED_LEXICON
+    from medkg.construction.nlp import resolve_ner_models
+    from medkg.construction.relation_model import BUNDLED_RELATIONS
+    from medkg.construction.relations import CALIBRATION
+    from medkg.modelref import ModelRef
+
+    cfg = settings.extraction
+    parts: list[object] = [
+        # llm_profile joins the identity only where it matters (the LLM engine), so
+        # marks made before it existed stay current for the builtin engine.
+        cfg.model_dump(mode="json", exclude={"executor", "parallel_min_documents",
+                                             "llm_profile"}),
+        settings.construction.levels > 0,  # the SAC-KG loop decides which triples enter
+    ]
+    if cfg.engine == "builtin":
+        models = [*resolve_ner_models(cfg.ner_model),
+                  ModelRef(cfg.lexicon, "extraction.lexicon").path(BUNDLED_LEXICON),
+                  ModelRef(cfg.relation_model, "extraction.relation_model")
+                  .path(BUNDLED_RELATIONS),
+                  CALIBRATION if CALIBRATION.exists() else None]  # the patterns' confidence
+        parts.append([_identity(p) for p in models if p is not None])
+        from medkg.construction.nlp import BUILTIN_RULES_VERSION
+
+        parts.append(["builtin-rules", BUILTIN_RULES_VERSION])
+    elif cfg.engine == "langchain":
+        # the chat model is an object passed in Python, not a setting: a different
+        # model is not seen here (delete the documents' marks or re-ingest to redo)
+        from medkg.construction.langchain_extraction import TRANSFORMER_VERSION
+
+        parts.append(["langchain", TRANSFORMER_VERSION])
+    else:
+        from medkg.llm.prompts import load_prompt
+
+        parts.append(settings.llm.model_dump(mode="json", include={
+            "backend", "model", "base_url", "temperature", "seed", "max_tokens", "pack_tokens"}))
+        from medkg.construction.llm_extraction import PROFILES
+
+        if cfg.llm_profile == "single":
+            parts.append(load_prompt("extract_entities").version)
+        else:
+            parts.append([cfg.llm_profile, *(load_prompt(n).version
+                                             for n in PROFILES[cfg.llm_profile])])
+    return fingerprint(*parts)[:12]

@@ -1,5 +1,8 @@
 """Fingerprints of the whole-workspace build stages, in ``state.sqlite``: what
-inputs and settings each stage last finished with (see :mod:`medkg.pipeline.state`)."""
+inputs and settings each stage last finished with (see :mod:`medkg.pipeline.marks`
+for the per-document marks); also the workspace's own facts kept there (the
+vocabulary's version, the store and encoder it was made with) and the journal
+of deletes cut short."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import uuid
 
 from medkg.sqlitefile import SQLiteFile
 
+# the whole-workspace build stages, each with its fingerprint here
+GROW, LINK, SUMMARISE = "grow", "link", "summarise"
 VOCABULARY = "vocabulary"  # the version of the vocabulary graph, new with every load
 STORE_BACKEND = "store.backend"  # the graph store the workspace was made with
 STORE_BASE_IRI = "store.base_iri"  # ... and the base IRI its graph's IRIs start with
@@ -24,7 +29,7 @@ def fingerprint(*parts: object) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class StageState(SQLiteFile):
+class StageFingerprints(SQLiteFile):
     """Fingerprints of the whole-workspace stages (``state.sqlite``)."""
 
     SCHEMA = """
