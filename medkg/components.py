@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from medkg.retrieval.lexical import LexicalIndex
     from medkg.retrieval.local import LocalRetriever
     from medkg.retrieval.tagtree import TagTree
+    from medkg.rulehub.outcomes import RuleLog
     from medkg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Components:
         self._lexical: LexicalIndex | None = None
         self._llm: LLM | None = None
         self._ledger: Ledger | None = None
+        self._rule_log: RuleLog | None = None
         self._corpus: SentenceCorpus | None = None
         self._fingerprints: StageFingerprints | None = None
         self._tree: TagTree | None = None
@@ -63,12 +65,12 @@ class Components:
 
     def close(self) -> None:
         for part in (self._store, self._embedder, self._corpus, self._fingerprints, self._llm,
-                     self._ledger, self._lexical):
+                     self._ledger, self._rule_log, self._lexical):
             if part is not None:
                 part.close()
         self._store = self._embedder = self._corpus = self._fingerprints = None
         self.retriever_cache = None
-        self._llm = self._ledger = self._lexical = None
+        self._llm = self._ledger = self._rule_log = self._lexical = None
 
     @property
     def store(self) -> GraphStore:
@@ -362,6 +364,15 @@ class Components:
 
             self._ledger = Ledger(self.layout.ledger)
         return self._ledger
+
+    @property
+    def rule_log(self) -> RuleLog:
+        """What the RuleHub rejected or restated, and why."""
+        if self._rule_log is None:
+            from medkg.rulehub.outcomes import RuleLog
+
+            self._rule_log = RuleLog(self.layout.rule_log)
+        return self._rule_log
 
     def llm(self) -> LLM:
         """The chat model the ``[llm]`` settings name, with cache and ledger."""

@@ -78,6 +78,11 @@ class WorkspaceLayout:
         return self.root / "llm" / "llm.sqlite"
 
     @property
+    def rule_log(self) -> Path:
+        """What the RuleHub rejected or restated, and why."""
+        return self.root / "rulehub" / "outcomes.sqlite"
+
+    @property
     def tag_tree(self) -> Path:
         """The directory of the tag tree (``tagtree.json`` + vectors)."""
         return self.root / "retrieval"
@@ -116,5 +121,6 @@ class WorkspaceLayout:
         """Every file and directory the workspace keeps (nothing may be written over them)."""
         return [self.config, self.graph, self.tables, self.rdf, self.vectors,
                 self.embedding_cache.parent,
-                self.corpus.parent, self.ledger.parent, self.tag_tree, self.state,
+                self.corpus.parent, self.ledger.parent, self.rule_log.parent, self.tag_tree,
+                self.state,
                 self.dataset, self.tokens, self.server, self.writer_lock, self.publish]

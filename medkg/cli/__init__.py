@@ -326,7 +326,8 @@ def stats(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None
         for key, value in layer.model_dump().items():
             table.add_row(f"{name}.{key}", str(value))
     for key, value in (("vocabulary.concepts", st.concepts), ("links", st.links),
-                       ("review.decisions", st.decisions)):
+                       ("review.decisions", st.decisions),
+                       *((f"rulehub.{k}", n) for k, n in sorted(st.rule_outcomes.items()))):
         table.add_row(key, str(value))
     out.print(table)
     if st.llm:

@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, console, out, print_json
+from medkg.cli._common import (
+    JsonOpt,
+    WorkspaceOpt,
+    _run,
+    console,
+    open_to_read,
+    out,
+    print_json,
+)
 
 rules = typer.Typer(help="List the RuleHub's rules; validate a graph with SHACL.",
                     no_args_is_help=True)
@@ -28,6 +36,27 @@ def list_rules(as_json: JsonOpt = False) -> None:
     for r in ruleset.rules:
         table.add_row(r.id, r.kind, r.severity, r.error, "yes" if r.shacl else "",
                       r.message)
+    out.print(table)
+
+
+@rules.command("log")
+def rule_log(
+    workspace: WorkspaceOpt = Path("."),
+    limit: Annotated[int, typer.Option(min=1, max=100_000)] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """The statements the RuleHub rejected or restated during builds, newest first,
+    with the rules and their reasons."""
+    from medkg.pipeline import listing
+
+    with open_to_read(workspace) as ws:
+        rows = _run(lambda: listing.rule_outcomes(ws.parts, limit))
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("statement", "outcome", "rules and reasons")
+    for r in rows:
+        table.add_row(r.triple_id, r.outcome, r.reason)
     out.print(table)
 
 

@@ -148,8 +148,8 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
     only fault is evidence that states another predicate (E001: "used to manage
     oliguria" read as an adverse effect), the treated population's condition (E003:
     restated as associated_with) or a negation (E004: "without apnea");
-    record each rejected or restated one with the rule and its reason (``medkg
-    stats`` lists them)."""
+    record each rejected or restated one with the rules and their reasons in the
+    RuleHub's log (``medkg rules log``)."""
     from medkg.rulehub.evidence import corrected
     from medkg.rulehub.verify import Verifier
 
@@ -170,14 +170,14 @@ def verify(parts: Components, entities: list[Entity], triples: list[Triple]
         fixed = corrected(t, {v.rule: v.detail for v in found})
         if fixed is not None and not any(
                 v.hard for v in Verifier(min_triples=0).check([fixed], by_id)):
-            parts.ledger.fail("verify", t.id, f"restated ({fixed.method.rsplit('+', 1)[-1]}): "
-                              f"{reasons}")
+            parts.rule_log.record(t.id, "restated",
+                                  f"as {fixed.method.rsplit('+', 1)[-1]}: {reasons}")
             if fixed.id in kept:
                 known = kept[fixed.id]
                 known.evidence += [e for e in fixed.evidence if e not in known.evidence]
             else:
                 kept[fixed.id] = fixed
             continue
-        parts.ledger.fail("verify", t.id, reasons)
+        parts.rule_log.record(t.id, "rejected", reasons)
         rejected += 1
     return list(kept.values()), rejected

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from medkg.llm.ledger import StageSummary
 from medkg.model import Layer
+from medkg.rulehub.outcomes import RuleOutcome
 from medkg.rulehub.rules import Rule
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class Stats(BaseModel):
     decisions: int  # curators' review decisions
     llm: list[StageSummary] = []  # the LLM ledger, per stage (none without LLM calls)
     llm_failures: list[LLMFailure] = []  # the latest 20
+    rule_outcomes: dict[str, int] = {}  # statements the RuleHub rejected / restated
 
 
 class Status(BaseModel):
@@ -112,9 +114,16 @@ def stats(parts: Components) -> Stats:
         llm = parts.ledger.summary(cfg.price_in_per_mtok, cfg.price_out_per_mtok)
         failures = [LLMFailure(stage=s, item=i, reason=r)
                     for s, i, r in parts.ledger.failures(20)]
+    outcomes = parts.rule_log.counts() if parts.layout.rule_log.exists() else {}
     return Stats(quads=c.quads, user=LayerCount(**vars(c.user)),
                  literature=LayerCount(**vars(c.literature)), concepts=c.concepts,
-                 links=c.links, decisions=c.decisions, llm=llm, llm_failures=failures)
+                 links=c.links, decisions=c.decisions, llm=llm, llm_failures=failures,
+                 rule_outcomes=outcomes)
+
+
+def rule_outcomes(parts: Components, limit: int = 100) -> list[RuleOutcome]:
+    """The RuleHub's latest outcomes, newest first."""
+    return parts.rule_log.latest(limit) if parts.layout.rule_log.exists() else []
 
 
 def status(parts: Components) -> Status:

@@ -167,5 +167,21 @@ def test_build_keeps_out_triples_that_break_hard_rules(tmp_path: Path) -> None:
     with Workspace.create(tmp_path / "ws") as ws:
         kept, rejected = verify(ws.parts, list(E.values()), [good, reversed_])
         assert kept == [good] and rejected == 1
-        [(stage, item, reason)] = ws.ledger.failures()
-        assert (stage, item) == ("verify", reversed_.id) and reason.startswith("T001")
+        [logged] = ws.parts.rule_log.latest()
+        assert (logged.triple_id, logged.outcome) == (reversed_.id, "rejected")
+        assert logged.reason.startswith("T001")
+        assert ws.parts.rule_log.counts() == {"rejected": 1}
+        assert not ws.ledger.failures()  # the LLM ledger is the LLM's alone
+    # `medkg rules log` lists it; `medkg stats` counts it
+    import json
+
+    from typer.testing import CliRunner
+
+    from medkg.cli import app
+
+    runner = CliRunner()
+    listed = runner.invoke(app, ["rules", "log", "-w", str(tmp_path / "ws"), "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)[0]["triple_id"] == reversed_.id
+    stats = runner.invoke(app, ["stats", "-w", str(tmp_path / "ws"), "--json"])
+    assert json.loads(stats.output)["rule_outcomes"] == {"rejected": 1}
