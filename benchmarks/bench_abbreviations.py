@@ -92,7 +92,7 @@ def score_pairs(docs: list[object], finder: Finder) -> dict[str, float]:
 
 def normalisation(workspace: Path, gold: Path, finder: Finder) -> dict[str, float]:
     """``medkg eval extraction``'s normalisation with ``finder`` in the pipeline."""
-    import medkg.construction.nlp as nlp_module
+    import medkg.extraction.nlp as nlp_module
     from medkg.evaluation.extraction import evaluate
     from medkg.workspace import Workspace
 

@@ -44,10 +44,10 @@ GOLD_GROUPS = {"Chemical": "CHEM", "ChemicalEntity": "CHEM", "Disease": "DISO",
 CHILD = r"""
 import json, sys
 from pathlib import Path
-from medkg.construction.extraction import extract
-from medkg.construction.lexicon import resolve_lexicon
-from medkg.construction.nlp import build_pipeline, resolve_ner_models
-from medkg.construction.relation_model import resolve_relation_model
+from medkg.extraction.extract import extract
+from medkg.extraction.lexicon import resolve_lexicon
+from medkg.extraction.nlp import build_pipeline, resolve_ner_models
+from medkg.extraction.relation_model import resolve_relation_model
 from medkg.evaluation.extraction import _gold_ids
 from medkg.evaluation.pubtator import read_pubtator
 from medkg.model import Chunk, Document, Layer

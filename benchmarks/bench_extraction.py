@@ -31,10 +31,10 @@ BC5CDR_DEV = REPO.parent / "shared" / "data" / "eval" / "bc5cdr" / "CDR_Developm
 
 
 def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
-    from medkg.construction.extraction import extract
-    from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import build_pipeline, resolve_ner_models
     from medkg.evaluation.pubtator import read_pubtator
+    from medkg.extraction.extract import extract
+    from medkg.extraction.lexicon import resolve_lexicon
+    from medkg.extraction.nlp import build_pipeline, resolve_ner_models
     from medkg.model import Chunk, Document, Layer
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import load_default
@@ -45,7 +45,7 @@ def run_arm(arm: str, gold: Path, limit: int) -> dict[str, float]:
            if arm != "dictionary" else build_pipeline(index, 3))
     relate = None
     if arm == "relations":
-        from medkg.construction.relation_model import resolve_relation_model
+        from medkg.extraction.relation_model import resolve_relation_model
 
         model = resolve_relation_model("bundled", index.ancestors)
         relate = model.relations if model is not None else None

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from medkg.construction.extraction import ChunkExtraction
     from medkg.evaluation.pubtator import GoldMention
+    from medkg.extraction.extract import ChunkExtraction
     from medkg.model import Entity
     from medkg.ontology.index import ConceptIndex
 
@@ -55,11 +55,11 @@ def main() -> None:
     for gold in args.gold:
         if not gold.exists():
             sys.exit(f"skip: {gold} not found (the ../shared checkout is absent)")
-    from medkg.construction.extraction import extract
-    from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import build_pipeline, resolve_ner_models
     from medkg.evaluation.extraction import _gold_ids
     from medkg.evaluation.pubtator import read_pubtator
+    from medkg.extraction.extract import extract
+    from medkg.extraction.lexicon import resolve_lexicon
+    from medkg.extraction.nlp import build_pipeline, resolve_ner_models
     from medkg.model import Chunk, Document, Layer
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import load_default
@@ -99,7 +99,7 @@ def _orphans(ex: ChunkExtraction, gold: dict[tuple[int, int], GoldMention],
     """The entities of one document the pipeline left without a concept, whose
     mentions all have gold ids (the ids every such mention agrees on)."""
     from medkg.config import ExtractionConfig
-    from medkg.construction.extraction import assemble
+    from medkg.extraction.extract import assemble
     from medkg.model import Layer
 
     entities, _ = assemble(Layer.LITERATURE, [ex], index, ExtractionConfig().context_chars)

@@ -58,9 +58,9 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     from medkg.abbreviations import find_abbreviations
     from medkg.config import EmbeddingConfig
-    from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import Normaliser
     from medkg.evaluation.pubtator import read_pubtator
+    from medkg.extraction.lexicon import resolve_lexicon
+    from medkg.extraction.nlp import Normaliser
     from medkg.linking.embeddings import SentenceTransformerEmbedder
     from medkg.linking.resolution import resolve
     from medkg.linking.vectors import VectorIndex

@@ -17,9 +17,9 @@ from medkg.layout import IndexKind, WorkspaceLayout
 if TYPE_CHECKING:
     from spacy.language import Language
 
-    from medkg.construction.corpus import SentenceCorpus
-    from medkg.construction.extraction import Relate
+    from medkg.extraction.extract import Relate
     from medkg.fingerprints import StageFingerprints
+    from medkg.growth.corpus import SentenceCorpus
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from medkg.ontology.index import ConceptIndex
     from medkg.retrieval.lexical import LexicalIndex
     from medkg.retrieval.local import LocalRetriever
-    from medkg.retrieval.tagtree import TagTree
     from medkg.rulehub.outcomes import RuleLog
     from medkg.store.base import GraphStore
+    from medkg.tagtree.tree import TagTree
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +322,7 @@ class Components:
             if self._nlp is None:
                 self._nlp = self.nlp(self.concept_index())
             return self._nlp
-        from medkg.construction.workers import builtin_pipeline
+        from medkg.extraction.workers import builtin_pipeline
 
         if len(index) == 0:
             raise WorkspaceError(
@@ -342,7 +342,7 @@ class Components:
     def corpus(self) -> SentenceCorpus:
         """The sentences, mentions and relation candidates the SAC-KG generator reads."""
         if self._corpus is None:
-            from medkg.construction.corpus import SentenceCorpus
+            from medkg.growth.corpus import SentenceCorpus
 
             self._corpus = SentenceCorpus(self.layout.corpus)
         return self._corpus
@@ -390,7 +390,7 @@ class Components:
 
     def relation_model(self, index: ConceptIndex | None = None) -> Relate | None:
         """The learned relation classifier the settings ask for, as a ``relate`` hook."""
-        from medkg.construction.workers import builtin_relate
+        from medkg.extraction.workers import builtin_relate
 
         if self.settings.extraction.relation_model == "none":
             return None
@@ -399,7 +399,7 @@ class Components:
     def tree(self) -> TagTree | None:
         """The saved tag tree (kept once read), or None before the first build."""
         if self._tree is None:
-            from medkg.retrieval.tagtree import TagTree
+            from medkg.tagtree.tree import TagTree
 
             self._tree = TagTree.load(self.layout.tag_tree, finish=not self.read_only)
         return self._tree

@@ -22,17 +22,17 @@ if TYPE_CHECKING:
     from spacy.language import Language
 
     from medkg.components import Components
-    from medkg.construction.corpus import SentenceCorpus
-    from medkg.construction.extraction import ChunkExtraction, Relate
-    from medkg.construction.generator import Generator
-    from medkg.construction.nlp import Normaliser
+    from medkg.extraction.extract import ChunkExtraction, Relate
+    from medkg.extraction.nlp import Normaliser
+    from medkg.growth.corpus import SentenceCorpus
+    from medkg.growth.generator import Generator
     from medkg.llm.client import LLM
     from medkg.llm.ledger import Ledger
     from medkg.ontology.index import ConceptIndex
     from medkg.retrieval.answer import Answer
-    from medkg.retrieval.tags import TagSummary
     from medkg.retrieval.traverse import Guide
     from medkg.rulehub.rules import RuleSet
+    from medkg.tagtree.tags import TagSummary
 
 
 class Extractor(Protocol):
@@ -80,7 +80,7 @@ class BuiltinExtractor:
         self.relate = relate
 
     def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
-        from medkg.construction.extraction import extract
+        from medkg.extraction.extract import extract
 
         return extract(chunks, self.nlp, relate=self.relate)
 
@@ -96,27 +96,27 @@ class LLMExtractor:
         self.profile = profile
 
     def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
-        from medkg.construction.llm_extraction import llm_extract
+        from medkg.extraction.llm import llm_extract
 
         return llm_extract(chunks, self.llm, self.normaliser, self.pack_tokens, self.profile)
 
 
 class LangChainExtractor:
     """LangChain's LLMGraphTransformer over the user's chat model
-    (:mod:`medkg.construction.langchain_extraction`)."""
+    (:mod:`medkg.extraction.langchain`)."""
 
     name = "langchain"
 
     def __init__(self, chat_model: object, normaliser: Normaliser, ledger: Ledger,
                  tool_calling: bool = True) -> None:
-        from medkg.construction.langchain_extraction import transformer
+        from medkg.extraction.langchain import transformer
 
         self.graph = transformer(chat_model, tool_calling)
         self.normaliser = normaliser
         self.ledger = ledger
 
     def extract(self, chunks: list[Chunk]) -> Iterable[ChunkExtraction]:
-        from medkg.construction.langchain_extraction import langchain_extract
+        from medkg.extraction.langchain import langchain_extract
 
         return langchain_extract(chunks, self.graph, self.normaliser, self.ledger)
 
@@ -128,7 +128,7 @@ class BuiltinSummariser:
     name = "builtin"
 
     def summarise(self, chunks: Sequence[Chunk], graph: ChunkGraph) -> list[TagSummary]:
-        from medkg.retrieval.tags import summarise_chunk
+        from medkg.tagtree.tags import summarise_chunk
 
         return [summarise_chunk(c.text, c.start, graph.entities.get(c.id, []),
                                 graph.triples.get(c.id, [])) for c in chunks]
@@ -150,7 +150,7 @@ class LLMSummariser:
         from medkg.llm.packing import MAX_CHUNKS, numbered, pack
         from medkg.llm.prompts import load_prompt
         from medkg.llm.schemas import tag_summaries
-        from medkg.retrieval.tags import TagSummary
+        from medkg.tagtree.tags import TagSummary
 
         out = BuiltinSummariser().summarise(chunks, graph)
         position = {c.id: i for i, c in enumerate(chunks)}
@@ -216,9 +216,9 @@ def build_uses_llm(settings: Settings) -> bool:
 
 def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
     if parts.settings.extraction.engine == "langchain":
-        from medkg.construction.lexicon import resolve_lexicon
-        from medkg.construction.nlp import Normaliser
         from medkg.errors import ConfigError
+        from medkg.extraction.lexicon import resolve_lexicon
+        from medkg.extraction.nlp import Normaliser
 
         if parts.chat_model is None:
             raise ConfigError(
@@ -228,8 +228,8 @@ def extractor(parts: Components, concepts: ConceptIndex) -> Extractor:
         return LangChainExtractor(parts.chat_model, normaliser, parts.ledger,
                                   parts.chat_model_tool_calling)
     if parts.settings.extraction.engine == "llm":
-        from medkg.construction.lexicon import resolve_lexicon
-        from medkg.construction.nlp import Normaliser
+        from medkg.extraction.lexicon import resolve_lexicon
+        from medkg.extraction.nlp import Normaliser
 
         normaliser = Normaliser(concepts, resolve_lexicon(parts.settings.extraction.lexicon))
         return LLMExtractor(parts.llm(), normaliser, parts.settings.llm.pack_tokens,
@@ -263,7 +263,7 @@ def traversal_guide(parts: Components) -> Guide:
 
 def generator(parts: Components, corpus: SentenceCorpus, entities: Mapping[str, Entity],
               rules: RuleSet) -> Generator:
-    from medkg.construction.generator import BuiltinGenerator, LLMGenerator
+    from medkg.growth.generator import BuiltinGenerator, LLMGenerator
 
     if parts.settings.construction.generator == "llm":
         return LLMGenerator(parts.llm(), corpus, entities)

@@ -43,10 +43,10 @@ from medkg.pipeline.review import Recorded, Request
 if TYPE_CHECKING:
     from spacy.language import Language
 
-    from medkg.construction.corpus import SentenceCorpus
-    from medkg.construction.extraction import Relate
-    from medkg.construction.growth import LevelStats
     from medkg.export.view import ExportFilter, ExportReport, Reviewed
+    from medkg.extraction.extract import Relate
+    from medkg.growth.corpus import SentenceCorpus
+    from medkg.growth.loop import LevelStats
     from medkg.linking.embeddings import CachedEmbedder
     from medkg.linking.vectors import VectorIndex
     from medkg.llm.client import LLM
@@ -59,11 +59,11 @@ if TYPE_CHECKING:
     from medkg.retrieval.answer import Answer
     from medkg.retrieval.evidence import Retrieval
     from medkg.retrieval.local import LocalRetriever
-    from medkg.retrieval.tagtree import TagTree
     from medkg.review.queue import QueueFilter, QueueItem
     from medkg.store.base import Deletion, GraphStore
     from medkg.store.copy import CopyReport
     from medkg.store.tables import TableStore
+    from medkg.tagtree.tree import TagTree
 
 __all__ = ["Access", "BuildEstimate", "BuildReport", "IngestReport", "Workspace"]
 

@@ -38,7 +38,7 @@ def seed_concepts() -> list[object]:
 
 @pytest.fixture(scope="session")
 def nlp(seed_concepts: list[object]) -> object:
-    from medkg.construction.nlp import build_pipeline
+    from medkg.extraction.nlp import build_pipeline
     from medkg.ontology.index import ConceptIndex
 
     return build_pipeline(ConceptIndex(seed_concepts), 3)  # type: ignore[arg-type]

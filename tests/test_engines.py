@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from medkg.config import LLMConfig
-from medkg.construction.lexicon import resolve_lexicon
-from medkg.construction.nlp import Normaliser
 from medkg.engines import (
     Answerer,
     BuiltinExtractor,
@@ -25,13 +23,15 @@ from medkg.engines import (
     LLMSummariser,
     Summariser,
 )
+from medkg.extraction.lexicon import resolve_lexicon
+from medkg.extraction.nlp import Normaliser
 from medkg.llm.client import LLM
 from medkg.llm.ledger import Ledger
 from medkg.llm.port import GenerationParams
 from medkg.model import Chunk, Document, Layer
 from medkg.ontology.index import ConceptIndex
 from medkg.retrieval.answer import Answer, Citation
-from medkg.retrieval.tags import CATEGORIES
+from medkg.tagtree.tags import CATEGORIES
 
 TEXT = ("Lisinopril lowers blood pressure in hypertension. A dry cough is a common "
         "adverse effect of lisinopril. The patient denies chest pain.")

@@ -25,7 +25,6 @@ from typer.testing import CliRunner
 
 from medkg.cli import app
 from medkg.config import Settings
-from medkg.construction.readers import read_documents
 from medkg.errors import ConfigError, DocumentError, MedKGError, ReviewError, VocabularyError
 from medkg.layout import WorkspaceLayout
 from medkg.model import (
@@ -39,6 +38,7 @@ from medkg.model import (
     Triple,
 )
 from medkg.pipeline.review import Request
+from medkg.reading.readers import read_documents
 from medkg.workspace import Workspace
 from tests.conftest import SEED_OBO, copy_workspace
 
@@ -600,7 +600,7 @@ def test_defect_07_xml_writers_escape_text_written_before_normalisation(
 def test_defect_14_pypdf_warnings_name_the_file(tmp_path: Path,
                                                 caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("reportlab")
-    from tests.construction.test_readers import make_pdf
+    from tests.reading.test_readers import make_pdf
 
     path = make_pdf(tmp_path / "broken.pdf", ["Metformin treats type 2 diabetes."])
     data = path.read_bytes()

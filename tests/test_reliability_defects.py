@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from medkg.cli import app
 from medkg.config import IngestConfig
-from medkg.construction.readers import read_documents
 from medkg.errors import DocumentError, LLMUnavailableError, WorkspaceError
 from medkg.layout import WorkspaceLayout
 from medkg.model import Layer
+from medkg.reading.readers import read_documents
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, SEED_OBO
 
@@ -212,8 +212,8 @@ def test_defect_10_init_on_a_file_and_a_full_disk_are_errors(
 
 
 def test_defect_12_an_ingest_rerun_from_another_path_keeps_one_source(tmp_path: Path) -> None:
-    from medkg.construction.chunking import chunk_document
     from medkg.pipeline.marks import STAGE_INGESTED
+    from medkg.reading.chunking import chunk_document
 
     note = EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"
     moved = tmp_path / "moved" / note.name

@@ -33,8 +33,8 @@ def main() -> None:
     if missing:
         sys.exit(f"skip: {missing[0]} not found (the ../shared checkout is absent)")
 
-    from medkg.construction.lexicon import Lexicon
     from medkg.evaluation.pubtator import read_pubtator
+    from medkg.extraction.lexicon import Lexicon
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import load_default
 

@@ -61,7 +61,7 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
     from medkg.config import EmbeddingConfig
-    from medkg.construction.pruner import features
+    from medkg.growth.pruner import features
     from medkg.linking.embeddings import SentenceTransformerEmbedder
     from medkg.ontology.index import ConceptIndex, normalize_term
     from medkg.ontology.loaders import load_default

@@ -25,7 +25,7 @@ the development splits are never read.
 Confidence is calibrated on the same out-of-fold predictions: per head, a
 logistic map of the log-odds (Platt scaling), so that a relation the model
 asserts with confidence 0.8 is right about eight times in ten on data it was not
-fitted on. The patterns (``construction/relations.py``) learn nothing, so their
+fitted on. The patterns (``extraction/relations.py``) learn nothing, so their
 confidence is their measured precision on the training splits, judged by
 ``medkg.evaluation.judging`` (written to ``patterns.json`` beside the model); a
 pattern judged fewer than ``MIN_JUDGED`` times keeps its prior and is listed as
@@ -103,12 +103,12 @@ def main() -> None:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from medkg.construction.extraction import extract
-    from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import build_pipeline, resolve_ner_models
-    from medkg.construction.relation_model import Head, RelationModel, pair_features
     from medkg.evaluation.extraction import _gold_ids
     from medkg.evaluation.pubtator import read_pubtator
+    from medkg.extraction.extract import extract
+    from medkg.extraction.lexicon import resolve_lexicon
+    from medkg.extraction.nlp import build_pipeline, resolve_ner_models
+    from medkg.extraction.relation_model import Head, RelationModel, pair_features
     from medkg.model import Chunk, Document, Layer, Predicate
     from medkg.ontology.index import ConceptIndex
     from medkg.ontology.loaders import load_default
@@ -231,9 +231,9 @@ def platt(probs: list[float], labels: list[bool], seed: int) -> tuple[float, flo
 def write_pattern_calibration(path: Path, docs: list, extractions: list, index: object
                               ) -> None:
     """Each pattern's measured precision on the training splits (see the module text)."""
-    from medkg.construction.relations import MIN_JUDGED, PATTERNS
     from medkg.evaluation.extraction import _gold_ids
     from medkg.evaluation.judging import gold_types, is_right, judgeable
+    from medkg.extraction.relations import MIN_JUDGED, PATTERNS
 
     judged: Counter[str] = Counter()
     right: Counter[str] = Counter()

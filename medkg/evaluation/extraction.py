@@ -26,8 +26,8 @@ from pathlib import Path
 from pydantic import BaseModel
 from spacy.language import Language
 
-from medkg.construction.extraction import Relate, extract
 from medkg.evaluation.pubtator import PubTatorDocument, read_pubtator
+from medkg.extraction.extract import Relate, extract
 from medkg.model import Chunk, Concept, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex
 

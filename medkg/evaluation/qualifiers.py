@@ -13,7 +13,7 @@ from pathlib import Path
 
 from spacy.language import Language
 
-from medkg.construction.nlp import qualifiers_of
+from medkg.extraction.nlp import qualifiers_of
 
 FLAGS = ("negated", "uncertain", "hypothetical", "historical")
 

@@ -6,7 +6,7 @@
   the marker ``n``), the scores, the qualifier flags, and the facts that cite it.
 - :func:`use_chat_model`: LangChain's ``LLMGraphTransformer`` with any LangChain
   chat model as the workspace's extraction engine
-  (:mod:`medkg.construction.langchain_extraction`).
+  (:mod:`medkg.extraction.langchain`).
 
     from langchain_openai import ChatOpenAI
     from medkg.integrations.langchain import MedkgRetriever, use_chat_model

@@ -31,7 +31,7 @@ GROUPS: dict[str, str] = {
     "PHYS": "Physiology",
     "PROC": "Procedures",
     # medkg's own subdivision of GENE: sequence variants, recognised by rules
-    # (medkg.construction.variants), never named by a vocabulary.
+    # (medkg.extraction.variants), never named by a vocabulary.
     "VARI": "Sequence Variants",
 }
 

@@ -1,3 +1,5 @@
 """The build as stages: each module is one thin stage over the pure operations
-in ``construction/``, ``linking/``, ``retrieval/`` and ``llm/``; ``stages.py``
-lists the build's stages in order; ``state.py`` says what each one finished."""
+in ``reading/``, ``extraction/``, ``growth/``, ``linking/``, ``tagtree/``,
+``retrieval/`` and ``llm/``; ``stages.py`` lists the build's stages in order;
+``marks.py`` says what each document finished, ``medkg.fingerprints`` what each
+whole-workspace stage did."""

@@ -11,7 +11,7 @@ from medkg.pipeline.progress import Progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.construction.growth import LevelStats
+    from medkg.growth.loop import LevelStats
     from medkg.ontology.index import ConceptIndex
 
 

@@ -35,7 +35,7 @@ def estimate_build(parts: Components) -> BuildEstimate:
     extraction profile counts its four prompts per pack, each later one with the
     expected answers of the ones before as input. The SAC-KG
     loop's calls (``--levels``) depend on what it finds and are not counted."""
-    from medkg.construction.llm_extraction import expected_output_tokens
+    from medkg.extraction.llm import expected_output_tokens
     from medkg.llm.packing import MAX_CHUNKS, joined, numbered, pack
     from medkg.llm.prompts import load_prompt
     from medkg.pipeline.extract import document_groups

@@ -22,7 +22,7 @@ from medkg.pipeline.marks import (
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.construction.extraction import ChunkExtraction
+    from medkg.extraction.extract import ChunkExtraction
     from medkg.rulehub.verify import Violation
 
 
@@ -30,7 +30,7 @@ BATCH_DOCUMENTS = 8  # documents per task sent to a worker, or per LLM extractio
 
 
 def run(ctx: BuildContext) -> None:
-    from medkg.construction.extraction import assemble
+    from medkg.extraction.extract import assemble
     from medkg.pipeline.reextract import clear_extraction, current_mark
 
     parts, report = ctx.parts, ctx.report
@@ -92,7 +92,7 @@ def _extracted(ctx: BuildContext, todo: list[tuple[Layer, str]]
             for layer, doc_id in group:  # each document as soon as its chunks are done
                 yield layer, doc_id, list(islice(extracted, len(chunks[doc_id])))
         return
-    from medkg.construction.workers import EngineRecipe, extract_documents
+    from medkg.extraction.workers import EngineRecipe, extract_documents
     from medkg.fingerprints import VOCABULARY
 
     version = parts.fingerprints.version(VOCABULARY) or ""

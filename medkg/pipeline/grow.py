@@ -17,7 +17,7 @@ from medkg.pipeline.progress import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.construction.growth import LevelStats
+    from medkg.growth.loop import LevelStats
     from medkg.ontology.index import ConceptIndex
 
 STAGE = GROW
@@ -31,11 +31,11 @@ def grow(parts: Components, concepts: ConceptIndex | None = None,
          progress: Progress = no_progress) -> list[LevelStats]:
     """Run the SAC-KG loop to ``construction.levels`` levels from the configured
     seeds; resumes an interrupted run. Returns what each level did."""
-    from medkg.construction.corpus import node_of
-    from medkg.construction.generator import example_triples
-    from medkg.construction.growth import STAGE as LEDGER_STAGE
-    from medkg.construction.growth import Growth, GrowthState
-    from medkg.construction.pruner import resolve_pruner
+    from medkg.growth.corpus import node_of
+    from medkg.growth.generator import example_triples
+    from medkg.growth.loop import STAGE as LEDGER_STAGE
+    from medkg.growth.loop import Growth, GrowthState
+    from medkg.growth.pruner import resolve_pruner
     from medkg.rulehub.rules import load_rules
     from medkg.rulehub.verify import Verifier
 

@@ -99,7 +99,7 @@ def _walk(directory: Path, walked: set[str]) -> Iterator[Path]:
 
 
 def _read(parts: Components, path: Path, layer: Layer, name: str | None) -> list[Document]:
-    from medkg.construction.readers import read_documents
+    from medkg.reading.readers import read_documents
 
     cfg = parts.settings.ingest
     with timing.stage("read"):
@@ -206,8 +206,8 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
     """
     if layer is Layer.VOCABULARY:
         raise WorkspaceError("use load_vocabulary for the vocabulary layer")
-    from medkg.construction.chunking import chunk_and_embed
     from medkg.pipeline.curate import delete_document, finish_deletes
+    from medkg.reading.chunking import chunk_and_embed
 
     finish_deletes(parts)  # a document whose delete was cut short goes before it comes back
     store = parts.store
@@ -298,8 +298,8 @@ def _chunked(parts: Components, documents: Iterator[tuple[Document, bool]]
     once), a bounded number of batches ahead, so that the writer's memory does
     not grow with the corpus. ``auto`` chunks here: the encoder already uses
     every core of this machine."""
-    from medkg.construction.chunking import chunk_and_embed
     from medkg.pipeline.executors import ExecutorSpec, open_executor, parse_executor
+    from medkg.reading.chunking import chunk_and_embed
 
     setting = parts.settings.extraction.executor
     spec = ExecutorSpec("local") if setting == "auto" else parse_executor(setting, 0, 0)
@@ -312,7 +312,7 @@ def _chunked(parts: Components, documents: Iterator[tuple[Document, bool]]
                 made = chunk_and_embed(doc, parts.embedder, parts.settings.ingest)
             yield doc, made
         return
-    from medkg.construction.workers import ChunkRecipe, chunk_documents
+    from medkg.extraction.workers import ChunkRecipe, chunk_documents
 
     parts.embedder  # noqa: B018 - the workspace's encoder is checked (one per workspace)
     recipe = ChunkRecipe(parts.settings.ingest, parts.settings.embedding)

@@ -125,10 +125,10 @@ def _identity(path: Path) -> str:
 
 def settings_identity(settings: Settings) -> str:
     """The ``SETTINGS`` part of the extraction mark (see the module docstring)."""
-    from medkg.construction.lexicon import BUNDLED_LEXICON
-    from medkg.construction.nlp import resolve_ner_models
-    from medkg.construction.relation_model import BUNDLED_RELATIONS
-    from medkg.construction.relations import CALIBRATION
+    from medkg.extraction.lexicon import BUNDLED_LEXICON
+    from medkg.extraction.nlp import resolve_ner_models
+    from medkg.extraction.relation_model import BUNDLED_RELATIONS
+    from medkg.extraction.relations import CALIBRATION
     from medkg.modelref import ModelRef
 
     cfg = settings.extraction
@@ -146,13 +146,13 @@ def settings_identity(settings: Settings) -> str:
                   .path(BUNDLED_RELATIONS),
                   CALIBRATION if CALIBRATION.exists() else None]  # the patterns' confidence
         parts.append([_identity(p) for p in models if p is not None])
-        from medkg.construction.nlp import BUILTIN_RULES_VERSION
+        from medkg.extraction.nlp import BUILTIN_RULES_VERSION
 
         parts.append(["builtin-rules", BUILTIN_RULES_VERSION])
     elif cfg.engine == "langchain":
         # the chat model is an object passed in Python, not a setting: a different
         # model is not seen here (delete the documents' marks or re-ingest to redo)
-        from medkg.construction.langchain_extraction import TRANSFORMER_VERSION
+        from medkg.extraction.langchain import TRANSFORMER_VERSION
 
         parts.append(["langchain", TRANSFORMER_VERSION])
     else:
@@ -160,7 +160,7 @@ def settings_identity(settings: Settings) -> str:
 
         parts.append(settings.llm.model_dump(mode="json", include={
             "backend", "model", "base_url", "temperature", "seed", "max_tokens", "pack_tokens"}))
-        from medkg.construction.llm_extraction import PROFILES
+        from medkg.extraction.llm import PROFILES
 
         if cfg.llm_profile == "single":
             parts.append(load_prompt("extract_entities").version)

@@ -88,7 +88,7 @@ def reconcile(parts: Components) -> Reconciled:
     out.stale_chunk_vectors = len(stale)
     missing = 0
     if chunk_ids - indexed:  # only chunks of documents whose ingest finished
-        from medkg.construction.chunking import chunk_vectors
+        from medkg.reading.chunking import chunk_vectors
 
         for _layer, doc_id in documents_done(store, STAGE_INGESTED):
             lacking = [c for c in store.chunks(doc_id) if c.id not in indexed]

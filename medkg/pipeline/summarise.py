@@ -16,7 +16,7 @@ from medkg.pipeline.progress import Progress, no_progress
 
 if TYPE_CHECKING:
     from medkg.components import Components
-    from medkg.retrieval.tagtree import TagTree
+    from medkg.tagtree.tree import TagTree
 
 STAGE = SUMMARISE
 
@@ -26,7 +26,7 @@ def run(ctx: BuildContext) -> None:
 
 
 def update_tag_tree(parts: Components, progress: Progress = no_progress) -> TagTree:
-    from medkg.retrieval.tagtree import TagTree, TreeSettings
+    from medkg.tagtree.tree import TagTree, TreeSettings
 
     cfg = parts.settings.retrieval
     settings = TreeSettings(levels=cfg.tree_levels, top_fraction=cfg.tree_top_fraction,

@@ -33,10 +33,10 @@ from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder
 from medkg.model import Layer, Mention
 from medkg.retrieval.answer import Answer, Citation, is_heading
-from medkg.retrieval.tags import LABELS
-from medkg.retrieval.tagtree import TagTree
 from medkg.retrieval.trace import Trace
 from medkg.store.base import GraphStore
+from medkg.tagtree.tags import LABELS
+from medkg.tagtree.tree import TagTree
 from medkg.text import sentence_spans
 
 _GLOBAL_CUES = re.compile(

@@ -28,9 +28,9 @@ from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.retrieval.answer import Answer
 from medkg.retrieval.local import LocalRetriever, Prepared
-from medkg.retrieval.tags import TagSummary, category_of_group
-from medkg.retrieval.tagtree import TagTree
 from medkg.retrieval.trace import RefinementStep, TreeLevel
+from medkg.tagtree.tags import TagSummary, category_of_group
+from medkg.tagtree.tree import TagTree
 
 
 def query_tags(doc: Doc) -> TagSummary:

@@ -500,7 +500,7 @@ def upload_name(filename: str | None) -> str:
     """An upload's name, checked: it names the document (``upload:NAME``), so it
     must be a plain file name with a readable suffix; anything else is a 400
     that says what is wrong with it."""
-    from medkg.construction.readers import READERS
+    from medkg.reading.readers import READERS
 
     name = (filename or "upload.txt").strip()
     hint = "send a plain file name such as notes.txt (letters, digits, spaces, . - _)"

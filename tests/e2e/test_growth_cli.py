@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medkg.cli import app
-from medkg.construction.corpus import node_of
+from medkg.growth.corpus import node_of
 from medkg.model import Layer
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, SEED_OBO

@@ -20,13 +20,6 @@ import atheris
 with atheris.instrument_imports(include=["medkg", "pypdf", "tomllib"]):
     import pypdf  # noqa: F401
 
-    import medkg.config
-    import medkg.construction.readers
-    import medkg.export.kgx_reader
-    import medkg.ontology.loaders
-    import medkg.ontology.obo
-    import medkg.ontology.rrf
-    import medkg.ontology.tabular  # noqa: F401
     from tests.fuzz.targets import TARGETS, run
 
 

@@ -30,7 +30,7 @@ class Target:
 
 
 def _documents(path: Path) -> object:
-    from medkg.construction.readers import read_documents
+    from medkg.reading.readers import read_documents
 
     return read_documents(path, Layer.USER, max_file_mb=5, max_document_chars=200_000)
 

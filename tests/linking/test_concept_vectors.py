@@ -10,7 +10,7 @@ import numpy as np
 
 from medkg.linking.concept_vectors import all_concept_vectors, vocabulary_key
 from medkg.model import Concept
-from tests.construction.test_chunking import CountingEmbedder
+from tests.reading.test_chunking import CountingEmbedder
 
 
 def _concepts(definition: str = "high blood sugar") -> list[Concept]:

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from medkg.config import ConstructionConfig, LLMConfig
-from medkg.construction.corpus import SentenceCorpus, node_of
-from medkg.construction.generator import LLMGenerator
-from medkg.construction.growth import Growth, GrowthState
+from medkg.growth.corpus import SentenceCorpus, node_of
+from medkg.growth.generator import LLMGenerator
+from medkg.growth.loop import Growth, GrowthState
 from medkg.llm.client import LLM
 from medkg.llm.gguf_backend import GGUFBackend
 from medkg.llm.ledger import Ledger
 from medkg.llm.port import GenerationParams
 from medkg.model import Layer, Triple
 from medkg.rulehub.verify import Verifier
-from tests.construction.test_growth import CANDIDATES, DOC, ENTITIES, SPANS, TEXT
+from tests.growth.test_loop import CANDIDATES, DOC, ENTITIES, SPANS, TEXT
 
 pytestmark = pytest.mark.slow
 

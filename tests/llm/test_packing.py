@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from medkg.construction.lexicon import resolve_lexicon
-from medkg.construction.llm_extraction import llm_extract
-from medkg.construction.nlp import Normaliser
 from medkg.engines import ChunkGraph, LLMSummariser
+from medkg.extraction.lexicon import resolve_lexicon
+from medkg.extraction.llm import llm_extract
+from medkg.extraction.nlp import Normaliser
 from medkg.llm.client import LLM
 from medkg.llm.ledger import Ledger
 from medkg.llm.packing import joined, numbered, pack

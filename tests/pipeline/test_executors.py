@@ -87,7 +87,7 @@ def test_dask_cluster_builds_the_same_graph(
 
 
 def _encoders_loaded() -> int:
-    from medkg.construction import workers
+    from medkg.extraction import workers
 
     return len(workers._ENCODERS)
 

@@ -81,7 +81,7 @@ def test_another_chemical_named_as_the_inducer(quote: str, head: str,
 
 
 def test_e002_moves_the_claim_to_the_inducer_the_graph_has() -> None:
-    from medkg.construction.generator import BuiltinGenerator
+    from medkg.growth.generator import BuiltinGenerator
     from medkg.model import Entity, Layer
     from medkg.rulehub.rules import load_rules
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from medkg.construction.extraction import ChunkExtraction
-from medkg.construction.llm_extraction import anchored_relations, entity_mentions
-from medkg.construction.nlp import Normaliser
+from medkg.extraction.extract import ChunkExtraction
+from medkg.extraction.llm import anchored_relations, entity_mentions
+from medkg.extraction.nlp import Normaliser
 from medkg.llm.ledger import Ledger
 from medkg.llm.schemas import NAME, ExtractedEntity, ExtractedRelation
 from medkg.model import Chunk, Predicate

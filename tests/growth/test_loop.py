@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from medkg.config import ConstructionConfig
-from medkg.construction.corpus import SentenceCorpus, node_of
-from medkg.construction.generator import BuiltinGenerator
-from medkg.construction.growth import Growth, GrowthState
+from medkg.growth.corpus import SentenceCorpus, node_of
+from medkg.growth.generator import BuiltinGenerator
+from medkg.growth.loop import Growth, GrowthState
 from medkg.model import Entity, Evidence, Layer, Mention, Predicate, Qualifiers, Triple
 from medkg.rulehub.rules import load_rules
 from medkg.rulehub.verify import Verifier

@@ -1,6 +1,6 @@
 import pytest
 
-from medkg.construction.relations import match_pairs
+from medkg.extraction.relations import match_pairs
 from medkg.model import Predicate
 
 
@@ -96,7 +96,7 @@ def test_is_a_still_holds_for_a_whole_noun_phrase() -> None:
 def test_pattern_confidence_is_measured_where_the_training_splits_judge_it() -> None:
     import json
 
-    from medkg.construction.relations import CALIBRATION, PATTERNS, confidence_of
+    from medkg.extraction.relations import CALIBRATION, PATTERNS, confidence_of
 
     measured = json.loads(CALIBRATION.read_text())["patterns"]
     by_name = {p.name: p for p in PATTERNS}

@@ -21,8 +21,8 @@ from spacy.util import filter_spans
 
 from medkg import timing
 from medkg.abbreviations import find_abbreviations
-from medkg.construction.lexicon import Lexicon
-from medkg.construction.variants import VARIANT_GROUP
+from medkg.extraction.lexicon import Lexicon
+from medkg.extraction.variants import VARIANT_GROUP
 from medkg.model import Concept, Qualifiers
 from medkg.modelref import ModelRef
 from medkg.ontology.index import ConceptIndex, normalize_term
@@ -285,7 +285,7 @@ def build_pipeline(
 
 
 # Bump when the builtin engine's rules change (the ConText rules below, the
-# normaliser's, the relation patterns of construction/relations.py): extraction stamps carry it, so
+# normaliser's, the relation patterns of extraction/relations.py): extraction stamps carry it, so
 # a build redoes the documents the change may alter.
 BUILTIN_RULES_VERSION = "5"  # 5: calibrated confidences, the therapy/harm check
 _AUXILIARY = ["can", "could", "did", "does", "do"]

@@ -3,8 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from medkg.construction.extraction import extract
-from medkg.construction.relation_model import (
+from medkg.errors import ConfigError
+from medkg.extraction.extract import extract
+from medkg.extraction.relation_model import (
     BUNDLED_RELATIONS,
     Head,
     Pair,
@@ -12,7 +13,6 @@ from medkg.construction.relation_model import (
     pair_features,
     resolve_relation_model,
 )
-from medkg.errors import ConfigError
 from medkg.model import Chunk, Document, Layer, Predicate
 
 TEXT = ("Lisinopril was started for hypertension. Two weeks later angioedema developed "
@@ -149,8 +149,8 @@ def test_x_induced_y_is_harm_whatever_else_the_sentence_says(nlp: object) -> Non
 
 
 def test_a_disorder_named_by_the_chemical_is_not_treated_by_it() -> None:
-    from medkg.construction.extraction import ChunkExtraction, MentionHit
-    from medkg.construction.relation_model import says_harm
+    from medkg.extraction.extract import ChunkExtraction, MentionHit
+    from medkg.extraction.relation_model import says_harm
     from medkg.model import Qualifiers
 
     text = "Iron overload was reduced. Iron was given."

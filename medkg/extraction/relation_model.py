@@ -40,8 +40,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medkg.construction.extraction import ChunkExtraction, MentionHit, RelationHit
 from medkg.errors import ConfigError
+from medkg.extraction.extract import ChunkExtraction, MentionHit, RelationHit
 from medkg.model import Predicate
 from medkg.modelref import ModelRef
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from medkg.config import ConstructionConfig
-from medkg.construction.corpus import SentenceCorpus, node_of
-from medkg.construction.generator import Context, Generator, Head
+from medkg.growth.corpus import SentenceCorpus, node_of
+from medkg.growth.generator import Context, Generator, Head
 from medkg.model import Entity, Triple
 from medkg.rulehub.verify import Verifier, Violation
 from medkg.sqlitefile import SQLiteFile

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from medkg.model import Entity, Layer, Mention, Predicate, Qualifiers, Triple
-from medkg.retrieval.tags import TagSummary, merge, summarise_chunk
-from medkg.retrieval.tagtree import TagTree, TreeSettings
+from medkg.tagtree.tags import TagSummary, merge, summarise_chunk
+from medkg.tagtree.tree import TagTree, TreeSettings
 
 
 def _entity(name: str, group: str, text: str, word: str, *, concept: str = "X:1",
@@ -137,7 +137,7 @@ def test_defect_16_a_group_summary_is_the_same_in_every_run() -> None:
     import subprocess
     import sys
 
-    script = ("from medkg.retrieval.tags import TagSummary, merge\n"
+    script = ("from medkg.tagtree.tags import TagSummary, merge\n"
               "terms = [f't{i}' for i in range(30)]\n"
               "print(merge([TagSummary(tags={'procedures': terms})], limit=5).tags)\n")
     runs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from spacy.language import Language
 
 from medkg import timing
-from medkg.construction.nlp import qualifiers_of
-from medkg.construction.population import population_of
-from medkg.construction.relations import match_pairs
+from medkg.extraction.nlp import qualifiers_of
+from medkg.extraction.population import population_of
+from medkg.extraction.relations import match_pairs
 from medkg.model import Chunk, Entity, Evidence, Layer, Mention, Predicate, Qualifiers, Triple
 from medkg.ontology.index import ConceptIndex
 

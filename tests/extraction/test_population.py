@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from medkg.construction.population import population_of
+from medkg.extraction.population import population_of
 
 
 @pytest.mark.parametrize(("text", "population"), [

@@ -1,6 +1,6 @@
 from medkg.config import IngestConfig
-from medkg.construction.chunking import chunk_document
 from medkg.model import Document, Layer
+from medkg.reading.chunking import chunk_document
 from medkg.text import sentence_spans
 from tests.conftest import EXAMPLES
 
@@ -82,7 +82,7 @@ class CountingEmbedder:
 def test_semantic_breaks_fall_where_the_topic_changes() -> None:
     import numpy as np
 
-    from medkg.construction.chunking import semantic_breaks
+    from medkg.reading.chunking import semantic_breaks
 
     a, b = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
     vectors = np.stack([a, a, a, a, b, b, b, b])
@@ -94,7 +94,7 @@ def test_each_sentence_is_encoded_once_and_derived_chunk_vectors_are_their_mean(
         embedder: object) -> None:
     import numpy as np
 
-    from medkg.construction.chunking import chunk_and_embed
+    from medkg.reading.chunking import chunk_and_embed
 
     text = (EXAMPLES / "literature" / "01-type2-diabetes.md").read_text()
     doc = doc_of(text)

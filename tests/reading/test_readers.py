@@ -3,7 +3,6 @@ from pathlib import Path
 
 import pytest
 
-from medkg.construction.readers import read_documents
 from medkg.errors import (
     DocumentError,
     DocumentTooLargeError,
@@ -12,6 +11,7 @@ from medkg.errors import (
     UnsupportedFormatError,
 )
 from medkg.model import Layer
+from medkg.reading.readers import read_documents
 
 
 def read(path: Path, max_mb: float = 25.0) -> list:

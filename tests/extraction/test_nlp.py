@@ -1,6 +1,6 @@
 import pytest
 
-from medkg.construction.extraction import assemble, extract
+from medkg.extraction.extract import assemble, extract
 from medkg.model import Chunk, Document, Layer, Predicate
 from medkg.ontology.index import ConceptIndex, is_acronym
 
@@ -93,7 +93,7 @@ def _ents(nlp: object, text: str) -> dict[str, tuple[str, str]]:
 
 
 def test_gene_symbols_come_only_from_the_model() -> None:
-    from medkg.construction.nlp import build_pipeline, resolve_ner_models
+    from medkg.extraction.nlp import build_pipeline, resolve_ner_models
     from medkg.model import Concept
     from medkg.ontology.index import ConceptIndex
 
@@ -117,7 +117,7 @@ def test_gene_symbols_come_only_from_the_model() -> None:
 def test_a_lab_measure_is_never_normalised_to_a_gene() -> None:
     """'eGFR' (a lab measure) is not the gene EGFR; 'EGFR' still is, and 'mTOR'
     still finds MTOR (case-folded gene symbols are right more often than not)."""
-    from medkg.construction.nlp import Normaliser
+    from medkg.extraction.nlp import Normaliser
     from medkg.model import Concept
 
     index = ConceptIndex([
@@ -135,8 +135,8 @@ def test_a_lab_measure_is_never_normalised_to_a_gene() -> None:
 def test_a_class_noun_is_never_normalised_to_one_member() -> None:
     """'statins' is not simvastatin (a lexicon learned it from documents about one
     statin); 'NSAID' is not the brand Ansaid; the class concept itself still is."""
-    from medkg.construction.lexicon import Lexicon
-    from medkg.construction.nlp import Normaliser, names_its_class
+    from medkg.extraction.lexicon import Lexicon
+    from medkg.extraction.nlp import Normaliser, names_its_class
     from medkg.model import Concept
 
     simva = Concept(id="MESH:D019821", name="Simvastatin", semantic_group="CHEM", source="t")

@@ -103,7 +103,7 @@ PATTERNS: tuple[Pattern, ...] = (
 
 _LIST_JOIN = re.compile(r"^\s*(?:,|,?\s*(?:and|or)|,\s*(?:and|or))\s*$", re.IGNORECASE)
 MAX_GAP_CHARS = 80
-# (a change to the patterns here bumps construction.nlp.BUILTIN_RULES_VERSION)
+# (a change to the patterns here bumps extraction.nlp.BUILTIN_RULES_VERSION)
 # "X is a Y <noun>": Y only modifies the noun after it, and X is not a Y
 # ("warfarin is a vitamin K antagonist" does not say warfarin is vitamin K).
 _MODIFIED_NOUN = re.compile(

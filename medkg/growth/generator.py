@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from medkg.construction.corpus import Sentence, SentenceCorpus
-from medkg.construction.population import population_of
 from medkg.errors import LLMOutputError
+from medkg.extraction.population import population_of
+from medkg.growth.corpus import Sentence, SentenceCorpus
 from medkg.llm.client import LLM
 from medkg.llm.port import Message
 from medkg.llm.prompts import load_prompt

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from medkg.construction.extraction import extract
-from medkg.construction.lexicon import BUNDLED_LEXICON, Lexicon, resolve_lexicon
-from medkg.construction.nlp import build_pipeline
 from medkg.errors import ConfigError
+from medkg.extraction.extract import extract
+from medkg.extraction.lexicon import BUNDLED_LEXICON, Lexicon, resolve_lexicon
+from medkg.extraction.nlp import build_pipeline
 from medkg.model import Chunk, Concept, Document, Layer
 from medkg.ontology.index import ConceptIndex
 

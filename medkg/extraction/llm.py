@@ -30,9 +30,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from medkg.construction.extraction import ChunkExtraction, MentionHit, RelationHit
-from medkg.construction.nlp import UNKNOWN_GROUP, Normaliser
 from medkg.errors import LLMOutputError
+from medkg.extraction.extract import ChunkExtraction, MentionHit, RelationHit
+from medkg.extraction.nlp import UNKNOWN_GROUP, Normaliser
 from medkg.llm.client import LLM
 from medkg.llm.packing import MAX_CHUNKS, joined, pack
 from medkg.llm.prompts import load_prompt

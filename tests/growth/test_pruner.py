@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from medkg.construction.pruner import BUNDLED_PRUNER, Pruner, resolve_pruner
 from medkg.errors import ConfigError
+from medkg.growth.pruner import BUNDLED_PRUNER, Pruner, resolve_pruner
 
 
 def test_bundled_model_is_small_and_documented() -> None:

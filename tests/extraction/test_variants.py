@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medkg.construction.variants import VARIANT_GROUP, find_variants, variant_concept
+from medkg.extraction.variants import VARIANT_GROUP, find_variants, variant_concept
 
 
 @pytest.mark.parametrize("mention", [

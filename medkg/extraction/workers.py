@@ -28,15 +28,15 @@ from medkg.model import Chunk, Document
 if TYPE_CHECKING:
     from spacy.language import Language
 
-    from medkg.construction.extraction import ChunkExtraction, Relate
+    from medkg.extraction.extract import ChunkExtraction, Relate
     from medkg.linking.embeddings import Embedder, Matrix
     from medkg.ontology.index import ConceptIndex
 
 
 def builtin_pipeline(index: ConceptIndex, cfg: ExtractionConfig) -> Language:
     """The spaCy pipeline the extraction settings name, over ``index``."""
-    from medkg.construction.lexicon import resolve_lexicon
-    from medkg.construction.nlp import build_pipeline, resolve_ner_models
+    from medkg.extraction.lexicon import resolve_lexicon
+    from medkg.extraction.nlp import build_pipeline, resolve_ner_models
 
     return build_pipeline(index, cfg.min_term_chars, resolve_ner_models(cfg.ner_model),
                           resolve_lexicon(cfg.lexicon))
@@ -44,7 +44,7 @@ def builtin_pipeline(index: ConceptIndex, cfg: ExtractionConfig) -> Language:
 
 def builtin_relate(index: ConceptIndex, cfg: ExtractionConfig) -> Relate | None:
     """The learned relation model the settings name, as a ``relate`` hook."""
-    from medkg.construction.relation_model import resolve_relation_model
+    from medkg.extraction.relation_model import resolve_relation_model
 
     if cfg.relation_model == "none":
         return None
@@ -105,7 +105,7 @@ def _engine(recipe: EngineRecipe) -> tuple[Language, Relate | None]:
 def extract_documents(recipe: EngineRecipe, batch: list[tuple[str, list[Chunk]]]
                       ) -> list[tuple[str, list[ChunkExtraction]]]:
     """Each document's chunks through the builtin engine: (document id, extraction)."""
-    from medkg.construction.extraction import extract
+    from medkg.extraction.extract import extract
 
     nlp, relate = _engine(recipe)
     return [(doc_id, list(extract(chunks, nlp, relate=relate))) for doc_id, chunks in batch]
@@ -155,7 +155,7 @@ class _OncePerText:
 def chunk_documents(recipe: ChunkRecipe, documents: list[Document]
                     ) -> list[tuple[list[Chunk], Matrix]]:
     """Each document's chunks and their vectors (:func:`chunk_and_embed`)."""
-    from medkg.construction.chunking import chunk_and_embed
+    from medkg.reading.chunking import chunk_and_embed
 
     encoder = _OncePerText(_encoder(recipe.embedding))
     return [chunk_and_embed(doc, encoder, recipe.ingest) for doc in documents]

@@ -26,8 +26,8 @@ import numpy as np
 from medkg import files
 from medkg.linking.embeddings import Matrix
 from medkg.model import stable_id
-from medkg.retrieval.tags import TagSummary, merge
 from medkg.retrieval.trace import TreeLevel, TreeNodeStep
+from medkg.tagtree.tags import TagSummary, merge
 
 TREE = "tagtree.json"
 VECTORS = "tagtree-vectors.npz"

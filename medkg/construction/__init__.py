@@ -1,1 +1,0 @@
-"""Construction: reading, chunking, entity and relation extraction."""
