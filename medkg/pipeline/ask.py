@@ -22,7 +22,8 @@ def retriever(parts: Components) -> LocalRetriever:
     long as neither the graph nor a derived file changes (their stamp); a store
     that keeps no revision gets a new one each time."""
     from medkg.pipeline.reconcile import reconcile, stamp
-    from medkg.retrieval.local import Indexes, LocalRetriever
+    from medkg.retrieval.candidates import Indexes
+    from medkg.retrieval.local import LocalRetriever
 
     reconcile(parts)
     key = stamp(parts)

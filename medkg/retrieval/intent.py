@@ -73,8 +73,9 @@ def class_word(text: str) -> bool:
 
 def check_question(question: str, limit: int) -> str:
     """The question, stripped; an empty, wordless or over-long one is refused (before any
-    model is loaded, when the caller checks first); text no output can carry (a
-    lone surrogate from an undecodable argument) is replaced first."""
+    model is loaded: :func:`medkg.pipeline.ask.compose` checks it once, on the way
+    in); text no output can carry (a lone surrogate from an undecodable argument)
+    is replaced first."""
     question = clean_text(question).strip()
     if not question:
         raise RetrievalError("the question is empty")

@@ -27,7 +27,8 @@ from spacy.tokens import Doc
 from medkg.config import RetrievalConfig
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.retrieval.answer import Answer
-from medkg.retrieval.local import LocalRetriever, Prepared
+from medkg.retrieval.candidates import Prepared
+from medkg.retrieval.local import LocalRetriever
 from medkg.retrieval.trace import RefinementStep, TreeLevel
 from medkg.tagtree.tags import TagSummary, category_of_group
 from medkg.tagtree.tree import TagTree

@@ -77,4 +77,4 @@ def test_the_tree_is_a_prior_not_a_filter(small_ws: Workspace) -> None:
 
 def test_an_empty_question_is_an_error(small_ws: Workspace) -> None:
     with pytest.raises(RetrievalError, match="the question is empty"):
-        small_ws.retriever().ask("   ")
+        small_ws.ask("   ")  # checked once, on the way in (pipeline.ask.compose)
