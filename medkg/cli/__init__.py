@@ -14,7 +14,6 @@ from rich.table import Table
 
 from medkg.cli._common import (
     Group,
-    JsonOpt,
     LLMOpt,
     WorkspaceOpt,
     _fail,
@@ -25,9 +24,10 @@ from medkg.cli._common import (
     label,
     open_to_read,
     out,
-    print_json,
 )
+from medkg.cli.ask import ask, retrieve
 from medkg.cli.evaluate import evaluate
+from medkg.cli.listing import documents, stats, status
 from medkg.cli.merges import merges
 from medkg.cli.rdf import publish, rdf, sparql
 from medkg.cli.review import review
@@ -220,143 +220,11 @@ def build(
                             "a chunk's LLM answer stayed unusable; `medkg build` asks again"))
 
 
-@app.command()
-def ask(
-    question: Annotated[str, typer.Argument(help="the question")],
-    workspace: WorkspaceOpt = Path("."),
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
-    llm: LLMOpt = None,
-    mode: Annotated[str | None, typer.Option(
-        help="u-retrieval (tag tree, the default), hybrid, local (entity neighbourhood), "
-        "traverse (multi-hop paths from the question's entities, with the conditions the "
-        "answer holds under), vector (chunk vector RAG), bm25, global or auto")] = None,
-    explain: Annotated[bool, typer.Option(
-        "--explain", help="also print the trace: path through the tag tree, refinement "
-        "steps, the traversal's hops and paths, entities and triples used")] = False,
-    show_proposed: Annotated[bool, typer.Option(
-        "--show-proposed", help="also list the statements below facts.min_precision, "
-        "marked 'unreviewed, low confidence' (they are never presented as facts)")] = False,
-) -> None:
-    """Answer a question with numbered citations and definitions (during a build,
-    from what the build has committed so far). Only statements a curator accepted or
-    whose calibrated confidence reaches facts.min_precision are stated as facts."""
-    with open_to_read(workspace) as ws:
-        _run(lambda: apply_llm_option(ws.settings, llm))
-        answer = _run(lambda: ws.ask(question, mode=mode, show_proposed=show_proposed or None))
-    if as_json:
-        sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
-        return
-    out.print(answer.render(), highlight=False, soft_wrap=True)
-    if explain:
-        out.print("\n" + answer.render_trace(), highlight=False, soft_wrap=True)
-
-
-@app.command()
-def retrieve(
-    question: Annotated[str, typer.Argument(help="the question")],
-    workspace: WorkspaceOpt = Path("."),
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="print the passages, facts, conditions, definitions and the "
-        "context block as JSON")] = False,
-    mode: Annotated[str | None, typer.Option(
-        help="as `medkg ask --mode` (default: the retrieval.mode setting)")] = None,
-    top: Annotated[int, typer.Option(
-        "--top", help="the best passages of the ranking to give (1-100); the passages "
-        "the facts and conditions cite are added")] = 8,
-    show_proposed: Annotated[bool, typer.Option(
-        "--show-proposed", help="also list the statements below facts.min_precision, "
-        "as proposed")] = False,
-) -> None:
-    """The evidence for a question, for a language model of your own: the ranked
-    passages (document, offsets, text, each source's rank and score), the facts with
-    their review state, the conditions and definitions, and a context block whose
-    [n] cite the passages. No answer is composed and no LLM is called. Without
-    --json, prints the context block."""
-    with open_to_read(workspace) as ws:
-        found = _run(lambda: ws.retrieve(question, mode=mode, top=top,
-                                         show_proposed=show_proposed or None))
-    if as_json:
-        sys.stdout.write(found.model_dump_json(indent=2) + "\n")
-        return
-    out.print(found.context, highlight=False, soft_wrap=True, markup=False)
-
-
-@app.command()
-def status(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
-    """What the next build will do: documents never extracted, and those whose
-    extraction is stale (settings or models changed; a vocabulary load touched them)."""
-    from medkg.pipeline import listing
-
-    with open_to_read(workspace) as ws:
-        st = _run(lambda: listing.status(ws.parts))
-    if as_json:
-        print_json(st)
-        return
-    table = Table("documents", "count", "next build")
-    for what, ids, then in (
-            ("extracted, current", st.current, "kept"),
-            ("never extracted (or unfinished)", st.new, "extracts"),
-            ("stale: extraction settings or models changed", st.stale_settings, "re-extracts"),
-            ("stale: a vocabulary load touched them", st.stale_vocabulary, "re-extracts")):
-        table.add_row(what, str(len(ids)), then if ids else "-")
-    out.print(table)
-    if st.pending_deletes:
-        out.print(f"{st.pending_deletes} delete(s) cut short: the next command that writes "
-                  "finishes them")
-    if not st.links_current:
-        out.print("cross-layer links: made again by the next build (new entities, a "
-                  "vocabulary load or changed linking settings)")
-    out.print(f"run `medkg build` to extract {st.to_extract} document(s)" if st.to_extract
-              else "every document's extraction is current")
-
-
-@app.command()
-def stats(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
-    """Counts of documents, chunks, entities, triples, concepts and links."""
-    from medkg.pipeline import listing
-
-    with open_to_read(workspace) as ws:
-        st = _run(lambda: listing.stats(ws.parts))
-    if as_json:
-        print_json(st)
-        return
-    table = Table("what", "count")
-    table.add_row("quads", str(st.quads))
-    for name, layer in (("user", st.user), ("literature", st.literature)):
-        for key, value in layer.model_dump().items():
-            table.add_row(f"{name}.{key}", str(value))
-    for key, value in (("vocabulary.concepts", st.concepts), ("links", st.links),
-                       ("review.decisions", st.decisions),
-                       *((f"rulehub.{k}", n) for k, n in sorted(st.rule_outcomes.items()))):
-        table.add_row(key, str(value))
-    out.print(table)
-    if st.llm:
-        calls = Table("LLM stage", "calls", "cache hits", "tokens in", "tokens out",
-                      "parsed first", "repaired", "failed", "cost USD", title="LLM ledger")
-        for s in st.llm:
-            calls.add_row(s.stage, str(s.calls), str(s.cache_hits), str(s.prompt_tokens),
-                          str(s.completion_tokens), str(s.first_parsed), str(s.repaired),
-                          str(s.failed), f"{s.cost_usd:.4f}")
-        out.print(calls)
-    for failure in st.llm_failures:
-        out.print(f"failed {failure.stage} {failure.item}: {failure.reason}", soft_wrap=True)
-
-
-@app.command()
-def documents(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
-    """List the documents: id, layer, title, source and the stages done."""
-    from medkg.pipeline import listing
-
-    with open_to_read(workspace) as ws:
-        rows = _run(lambda: listing.documents(ws.parts))
-    if as_json:
-        print_json(rows)
-        return
-    table = Table("id", "layer", "title", "source", "stages", "replaces")
-    for d in rows:
-        table.add_row(d.id, d.layer.value, d.title, d.source, ", ".join(d.stages),
-                      str(len(d.revision_of)) if d.revision_of else "")
-    out.print(table)
+app.command()(ask)
+app.command()(retrieve)
+app.command()(status)
+app.command()(stats)
+app.command()(documents)
 
 
 @app.command()

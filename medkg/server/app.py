@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from medkg.config import RetrievalMode
@@ -28,15 +27,11 @@ from medkg.export.formats import FORMATS
 from medkg.export.view import Reviewed
 from medkg.model import (
     Decision,
-    EntityEdit,
     Layer,
     Predicate,
     ReviewAction,
     ReviewState,
     ReviewTarget,
-    StatementEdit,
-    Text,
-    Triple,
 )
 from medkg.pipeline import listing
 from medkg.pipeline.listing import DocumentInfo, MergeInfo, Stats
@@ -47,6 +42,21 @@ from medkg.review.queue import QueueFilter, QueueItem
 from medkg.review.views import EntityView, StatementView, entity_view, statement_view
 from medkg.server.access import Reviewer, reviewer_of
 from medkg.server.limits import MAX_UPLOAD, RequestLimits
+from medkg.server.models import (
+    AskBody,
+    BuildResult,
+    BulkBody,
+    DeleteResult,
+    DocumentText,
+    IngestResult,
+    Me,
+    Page,
+    Problem,
+    RetrieveBody,
+    ReviewBody,
+    StatementLine,
+    UndoBody,
+)
 from medkg.text import clean_text
 from medkg.workspace import Workspace
 
@@ -59,95 +69,6 @@ ExportFormat = Literal["ttl", "trig", "nq", "jsonld", "owl", "graphml", "sssom"]
 # every format that writes one file (the directory formats are for the CLI)
 assert set(ExportFormat.__args__) == {  # type: ignore[attr-defined]
     f.name for f in FORMATS.values() if not f.directory} == set(MEDIA)
-
-Id = Annotated[str, Field(min_length=1, max_length=200)]
-
-
-class Problem(BaseModel):
-    error: str
-    hint: str | None = None
-
-
-class AskBody(BaseModel):
-    question: Text = Field(min_length=1, max_length=4000)
-    mode: RetrievalMode | None = None
-    # also list the statements below facts.min_precision, as unreviewed
-    show_proposed: bool | None = None
-
-
-class RetrieveBody(AskBody):
-    # the best passages of the ranking (the passages the evidence cites are added)
-    top: int = Field(default=8, ge=1, le=100)
-
-
-class ReviewBody(BaseModel):
-    """One decision: ``target`` (a statement, entity or merged entity id) and the
-    action; ``edit`` is the curator's version of a statement, ``values`` an
-    entity's new name, type or concepts; an undo names ``undoes``."""
-
-    action: ReviewAction
-    target: str = Field("", max_length=200)
-    reason: str = Field("", max_length=2000)
-    edit: StatementEdit | None = None
-    values: EntityEdit | None = None
-    undoes: str | None = Field(None, max_length=200)
-
-    def request(self) -> ReviewRequest:
-        return ReviewRequest(self.action, self.target, self.reason, self.edit or self.values,
-                             self.undoes)
-
-
-class BulkBody(BaseModel):
-    decisions: list[ReviewBody] = Field(min_length=1, max_length=1000)
-
-
-class UndoBody(BaseModel):
-    reason: str = Field("", max_length=2000)
-
-
-class DocumentText(DocumentInfo):
-    text: str
-
-
-class IngestResult(BaseModel):
-    documents: int
-    chunks: int
-    skipped: int
-    failed: dict[str, str]
-    replaced: list[str] = []  # earlier versions of the same upload name, deleted
-
-
-class DeleteResult(BaseModel):
-    id: str
-    chunks: int
-    entities: int
-    triples: int
-
-
-class BuildResult(BaseModel):
-    documents: int
-    entities: int
-    triples: int
-    links: int
-    review_unresolved: int
-
-
-class StatementLine(BaseModel):
-    triple: Triple
-    head_name: str
-    tail_name: str
-
-
-class Page(BaseModel, Generic[T]):
-    total: int
-    offset: int
-    items: list[T]
-
-
-class Me(BaseModel):
-    reviewer: str
-    workspace: str
-
 
 _bearer = HTTPBearer(auto_error=False)
 

@@ -1,5 +1,9 @@
 """The graph in Neo4j (5.x), through the official ``neo4j`` driver.
 
+Over 500 lines because it is the whole store contract in Cypher for one
+backend, kept only for workspaces that already live in Neo4j (new work publishes
+there instead: :mod:`medkg.publish_neo4j`); it is not grown further.
+
 The property-graph model (``../shared/DESIGN.md`` §6):
 
 - ``(:Document)<-[:PART_OF]-(:Chunk)``; stage marks in ``Document.completed``;

@@ -1,5 +1,9 @@
 """Reading the embedded graph store: every query of :class:`RDFGraphStore`.
 
+Over 500 lines because it is every read of the store contract over quads for
+the RDF backends (Oxigraph, a SPARQL server), kept for workspaces that live
+there (the typed tables are the default); it is not grown further.
+
 Nodes are read by their properties (one pass over a named graph when a whole
 layer is read) and turned back into the model objects they were written from.
 """

@@ -2,6 +2,10 @@
 the workspace, WAL; or PostgreSQL, shared: :mod:`medkg.store.sql`; the schema is in
 :mod:`medkg.store.schema`, one SQL text for both).
 
+Over 500 lines because one class serves one schema: the writer, the read
+model and the revision share its engine, its transactions and the row <-> model
+mapping; split, they would pass all three around.
+
 Three parts, kept apart:
 
 - the **writer**: each public write is one transaction; rows are upserts keyed by

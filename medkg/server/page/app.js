@@ -1,6 +1,9 @@
 // The medkg review page. Everything it shows comes from the API as JSON and is
 // put into the page as text (textContent, createTextNode): document text, names
 // and reasons are untrusted and never become markup.
+// Over 500 lines because it is the page's one script, served as a static file with
+// no build step; its sections (helpers, sign in, routing, the queue, decisions,
+// entity, document, audit and ask, keys) are marked below.
 "use strict";
 
 const PREDICATES = ["treats", "causes", "has_adverse_effect", "prevents", "contraindicated_in",
