@@ -72,7 +72,7 @@ demo: install
 	$(BIN)/medkg demo --dir .medkg-demo
 
 test: install-dev
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # Each of ingest, build, delete and vocab load killed (SIGKILL) at 20 seeded points
 # and run again; the default suite does 3 points each.

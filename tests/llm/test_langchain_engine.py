@@ -17,7 +17,7 @@ from langchain_openai import ChatOpenAI
 from medkg.integrations.langchain import use_chat_model
 from medkg.model import Layer
 from medkg.workspace import Workspace
-from tests.conftest import EXAMPLES, SEED_OBO
+from tests.conftest import SEED_OBO
 from tests.llm.conftest import Server
 
 pytestmark = pytest.mark.slow
@@ -26,10 +26,13 @@ pytestmark = pytest.mark.slow
 def test_a_real_chat_model_through_the_graph_transformer(server: Server, tmp_path: Path
                                                          ) -> None:
     model = ChatOpenAI(base_url=server.url, api_key="not-needed", model="smollm2",
-                       temperature=0, max_tokens=256, timeout=300)
+                       temperature=0, max_tokens=160, timeout=300)
+    note = tmp_path / "note.txt"  # one chunk: one call
+    note.write_text("Lisinopril can cause a dry cough. Metformin treats type 2 diabetes.\n",
+                    encoding="utf-8")
     with Workspace.create(tmp_path / "ws") as ws:
         ws.load_vocabulary(SEED_OBO)
-        ws.ingest([EXAMPLES / "user" / "note-02-cough-on-lisinopril.txt"], Layer.USER)
+        ws.ingest([note], Layer.USER)
         use_chat_model(ws, model, tool_calling=False)
         ws.build()
         reasons = [r for _stage, _item, r in ws.ledger.failures(100)]
