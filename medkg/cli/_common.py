@@ -30,6 +30,7 @@ from medkg.config import Settings
 from medkg.errors import MedKGError
 
 if TYPE_CHECKING:
+    from medkg.components import Components
     from medkg.workspace import Workspace
 
 # Neither console reads markup or highlights: what they print is user text (notes,
@@ -57,6 +58,7 @@ PasswordEnvOpt = Annotated[str, typer.Option(
     help="NAME of the environment variable holding the password")]
 AuthOpt = Annotated[str, typer.Option(help="sparql: basic or digest")]
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 JsonOpt = Annotated[bool, typer.Option(
@@ -93,6 +95,17 @@ def open_to_read(path: Path) -> Workspace:
         console.print(label("note:", "yellow", f"{who} is writing this workspace: reading "
                             "what it has committed so far"), soft_wrap=True)
     return ws
+
+
+def read_listing(workspace: Path, read: Callable[[Components], R], as_json: bool) -> R | None:
+    """``read`` over the workspace's parts, opened to read; with ``as_json`` what it
+    returns is printed as JSON and None comes back (else the caller draws a table)."""
+    with open_to_read(workspace) as ws:
+        rows = _run(lambda: read(ws.parts))
+    if as_json:
+        print_json(rows)  # type: ignore[arg-type]  # a model or a list of them
+        return None
+    return rows
 
 
 def _run(action: Callable[[], T]) -> T:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, open_to_read, out, print_json
+from medkg.cli._common import JsonOpt, WorkspaceOpt, out, read_listing
 
 
 def status(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
@@ -15,10 +15,8 @@ def status(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> Non
     extraction is stale (settings or models changed; a vocabulary load touched them)."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        st = _run(lambda: listing.status(ws.parts))
-    if as_json:
-        print_json(st)
+    st = read_listing(workspace, listing.status, as_json)
+    if st is None:
         return
     table = Table("documents", "count", "next build")
     for what, ids, then in (
@@ -42,10 +40,8 @@ def stats(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None
     """Counts of documents, chunks, entities, triples, concepts and links."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        st = _run(lambda: listing.stats(ws.parts))
-    if as_json:
-        print_json(st)
+    st = read_listing(workspace, listing.stats, as_json)
+    if st is None:
         return
     table = Table("what", "count")
     table.add_row("quads", str(st.quads))
@@ -73,10 +69,8 @@ def documents(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> 
     """List the documents: id, layer, title, source and the stages done."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        rows = _run(lambda: listing.documents(ws.parts))
-    if as_json:
-        print_json(rows)
+    rows = read_listing(workspace, listing.documents, as_json)
+    if rows is None:
         return
     table = Table("id", "layer", "title", "source", "stages", "replaces")
     for d in rows:

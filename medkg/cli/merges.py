@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, console, open_to_read, out, print_json
+from medkg.cli._common import JsonOpt, WorkspaceOpt, _run, console, out, read_listing
 from medkg.cli.review import ReviewerOpt, default_reviewer
 
 merges = typer.Typer(help="Review and undo entity-resolution merges.", no_args_is_help=True)
@@ -19,10 +19,8 @@ def list_merges(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -
     """Every merge: the merged entity, the one it joined, score, method, documents."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        rows = _run(lambda: listing.merges(ws.parts))
-    if as_json:
-        print_json(rows)
+    rows = read_listing(workspace, listing.merges, as_json)
+    if rows is None:
         return
     table = Table("merged entity", "into", "score", "method", "mentions", "documents")
     for m in rows:

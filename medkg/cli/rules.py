@@ -13,9 +13,9 @@ from medkg.cli._common import (
     WorkspaceOpt,
     _run,
     console,
-    open_to_read,
     out,
     print_json,
+    read_listing,
 )
 
 rules = typer.Typer(help="List the RuleHub's rules; validate a graph with SHACL.",
@@ -49,10 +49,8 @@ def rule_log(
     with the rules and their reasons."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        rows = _run(lambda: listing.rule_outcomes(ws.parts, limit))
-    if as_json:
-        print_json(rows)
+    rows = read_listing(workspace, lambda parts: listing.rule_outcomes(parts, limit), as_json)
+    if rows is None:
         return
     table = Table("statement", "outcome", "rules and reasons")
     for r in rows:

@@ -18,9 +18,8 @@ from medkg.cli._common import (
     _run,
     console,
     label,
-    open_to_read,
     out,
-    print_json,
+    read_listing,
 )
 from medkg.errors import MedKGError
 
@@ -66,10 +65,8 @@ def vocab_list(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) ->
     """Concept counts by source and semantic group."""
     from medkg.pipeline import listing
 
-    with open_to_read(workspace) as ws:
-        groups = _run(lambda: listing.vocabulary(ws.parts))
-    if as_json:
-        print_json(groups)
+    groups = read_listing(workspace, listing.vocabulary, as_json)
+    if groups is None:
         return
     table = Table("source", "group", "concepts", "with definition")
     for g in groups:
