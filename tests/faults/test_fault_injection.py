@@ -7,8 +7,9 @@ left pending, and a question must be answered.
 Derived data compared: chunk, entity and concept vectors, the lexical index,
 the concept index and the tag tree (with their manifests).
 
-The default suite kills each command at ``FAULT_POINTS`` points (3); set the
-environment variable to 20 or more for the full run (``make test-faults``).
+Marked ``faults``: ``make test`` leaves them out (they are the slowest tests);
+``.ci/run`` runs them after it with one kill point a command, ``make
+test-faults`` with 20. ``FAULT_POINTS`` sets the points (3 when unset).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from medkg.model import Layer
 from medkg.workspace import Workspace
 from tests.conftest import EXAMPLES, REPO, SEED_OBO
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.faults]
 
 POINTS = int(os.environ.get("FAULT_POINTS", "3"))
 SEED = 20261201
