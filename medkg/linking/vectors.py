@@ -41,7 +41,10 @@ class VectorIndex:
         self._pos: dict[str, int] = {}
         self._labels: list[int] = []  # the HNSW key of each row; never reused
         self._next_label = 0
-        self._matrix: Matrix = np.zeros((0, dim), dtype=np.float32)
+        # the vectors: the first ``_rows`` rows of ``_buffer``, which grows by doubling,
+        # so adding a document's vectors does not copy every vector before them
+        self._buffer: Matrix = np.zeros((0, dim), dtype=np.float32)
+        self._rows = 0
         self._ann: Any = None  # usearch Index, built when the index grows past the threshold
         self._label_rows: dict[int, int] | None = None  # HNSW key -> row, rebuilt when stale
         if path is not None and path.exists():
@@ -106,6 +109,24 @@ class VectorIndex:
         self._next_label = max(labels, default=-1) + 1
         self._pos = {k: i for i, k in enumerate(ids)}
 
+    @property
+    def _matrix(self) -> Matrix:
+        return self._buffer[: self._rows]
+
+    @_matrix.setter
+    def _matrix(self, value: Matrix) -> None:
+        self._buffer = np.ascontiguousarray(value, dtype=np.float32)
+        self._rows = len(value)
+
+    def _append(self, vectors: Matrix) -> None:
+        need = self._rows + len(vectors)
+        if need > len(self._buffer):
+            grown = np.zeros((max(need, 2 * len(self._buffer), 64), self.dim), dtype=np.float32)
+            grown[: self._rows] = self._buffer[: self._rows]
+            self._buffer = grown
+        self._buffer[self._rows: need] = vectors
+        self._rows = need
+
     def vector(self, key: str) -> Matrix | None:
         pos = self._pos.get(key)
         return None if pos is None else self._matrix[pos]
@@ -127,7 +148,7 @@ class VectorIndex:
                 self._matrix[pos] = vectors[i]
                 changed.append(pos)
         if new_rows:
-            self._matrix = np.vstack([self._matrix, vectors[new_rows]])
+            self._append(vectors[new_rows])
         if self._ann is not None:
             for pos in changed:  # usearch keeps one vector per key: replace it
                 self._ann.remove(self._labels[pos])
