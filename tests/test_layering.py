@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "medkg"
 
 # From the bottom; a module's layer is that of its first dotted prefix listed.
 LAYERS: list[set[str]] = [
-    {"model", "errors", "timing", "files", "lock", "text", "layout", "sqlitefile",
+    {"model", "errors", "timing", "memory", "files", "lock", "text", "layout", "sqlitefile",
      "identifiers", "fingerprints", "unionfind", "abbreviations"},
     {"config", "modelref", "ontology"},
     {"store", "linking", "llm"},

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from medkg import timing
+from medkg import memory, timing
 from medkg.engines import extractor
 from medkg.model import Chunk, Entity, Layer, Triple
 from medkg.pipeline.context import BuildContext
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 BATCH_DOCUMENTS = 8  # documents per task sent to a worker, or per LLM extraction group
+RELEASE_EVERY = 25  # documents between giving freed memory back (medkg.memory)
 
 
 def run(ctx: BuildContext) -> None:
@@ -48,6 +49,8 @@ def run(ctx: BuildContext) -> None:
         if item is None:
             break
         layer, doc_id, extraction = item
+        if i % RELEASE_EVERY == RELEASE_EVERY - 1:
+            memory.release()  # what the documents before freed, back to the system
         if extraction_marks(parts.store.stages(doc_id)):  # an earlier extraction's output
             with timing.stage("store"):
                 clear_extraction(parts, doc_id)

@@ -11,7 +11,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medkg import timing
+from medkg import memory, timing
 from medkg.errors import DocumentError, WorkspaceError
 from medkg.fingerprints import VOCABULARY, fingerprint
 from medkg.model import Chunk, Document, Layer
@@ -265,6 +265,7 @@ def ingest(parts: Components, paths: Sequence[Path], layer: Layer,
             pending.append(doc.id)
             report.documents += 1
             report.chunks += len(chunks)
+            memory.release()  # what its encoding freed, back to the system
         # The new version is stored before the old one goes: a crash in between
         # leaves both, and the next ingest of the file finishes the replacement.
         for old in earlier:
