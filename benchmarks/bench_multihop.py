@@ -2,16 +2,21 @@
 
     python benchmarks/bench_multihop.py --workspace /tmp/mh-dev            # dev splits
     python benchmarks/bench_multihop.py --split train --workspace /tmp/mh-train
+    python benchmarks/bench_multihop.py --workspace /tmp/mh-dev --questions chains
 
-The questions come from the gold relations of BioRED and BC5CDR
-(``medkg.evaluation.multihop``); the workspace holds the same split's
+The questions come from the gold relations of BioRED and BC5CDR, in two sets
+built differently: ``templates`` (``medkg.evaluation.multihop``: four fixed
+chains and questions, plus the conditional ones) and ``chains``
+(``medkg.evaluation.chains``: every relation type, several wordings, the
+bridge named or not); the workspace holds the same split's
 abstracts (title + abstract, so gold offsets are document offsets), built once
 with the bundled relation model (trained on the training splits only) and
 reused. Every question is asked in each mode, the modes interleaved question
 by question (the first mode rotates: it pays for the sentence embeddings the
 others then find cached). Printed: answer-entity recall@5/@10 of each mode's
 full candidate ranking over all answers and over the cross-document ones,
-the condition-stated rate on the conditional questions, p50/p95 latency.
+the condition-stated rate on the conditional questions, p50/p95 latency, for
+each set; then recall@10 per family (a template, or a chain's kinds).
 Tune on ``--split train`` only; report ``--split dev``.
 """
 
@@ -23,6 +28,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from medkg.evaluation.multihop import HopQuestion, HopReport
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
@@ -42,6 +51,7 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--limit", type=int, default=0, help="ask only N questions, spread "
                         "evenly over the set (every template)")
+    parser.add_argument("--questions", choices=("templates", "chains", "both"), default="both")
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON",
                         help="a retrieval setting for this run, e.g. "
@@ -52,14 +62,19 @@ def main() -> None:
     if missing:
         sys.exit(f"skip: {missing[0]} not found (the ../shared checkout is absent)")
 
+    from medkg.evaluation.chains import generate_chains
     from medkg.evaluation.multihop import generate, read_corpora, score
     from medkg.model import Layer
     from medkg.workspace import Workspace
 
     documents = read_corpora(files)
-    questions = generate(documents)
-    if args.limit and args.limit < len(questions):
-        questions = questions[:: len(questions) // args.limit][: args.limit]
+    sets = {name: make(documents) for name, make in
+            (("templates", generate), ("chains", generate_chains))
+            if args.questions in (name, "both")}
+    if args.limit:
+        sets = {name: qs[:: max(1, len(qs) // args.limit)][: args.limit]
+                for name, qs in sets.items()}
+    questions = [q for qs in sets.values() for q in qs]
     t0 = time.perf_counter()
     fresh = not (args.workspace / "medkg.toml").exists()
     ws = Workspace.create(args.workspace, exist_ok=True)
@@ -109,15 +124,52 @@ def main() -> None:
         if n % 25 == 0:
             print(f"{n}/{len(questions)} questions", flush=True)
     ws.close()
-    reports = {m: score(m, questions, rankings[m], stated[m], times[m], spans.get)
-               for m in modes}
+    where = spans.get
+    report: dict[str, object] = {"split": args.split, "settings": args.set}
+    offset = 0
+    for name, qs in sets.items():
+        part = slice(offset, offset + len(qs))
+        offset += len(qs)
+        reports = {m: score(m, qs, rankings[m][part], stated[m][part], times[m][part], where)
+                   for m in modes}
+        _print_set(name, args.split, qs, reports, len(documents), len(spans), args.set)
+        families = sorted({q.template for q in qs if q.kind == "2-hop"})
+        by_family = {f: {m: score(m, *_only(f, qs, rankings[m][part], stated[m][part],
+                                            times[m][part]), where)
+                         for m in modes} for f in families}
+        print(f"\n{name}: recall@10 per family (answers)")
+        print("| family | answers | " + " | ".join(modes) + " |")
+        print("|---|---|" + "---|" * len(modes))
+        for f, per_mode in by_family.items():
+            n = sum(len(q.answers) for q in qs if q.template == f)
+            print(f"| {f} | {n} | " + " | ".join(
+                f"{per_mode[m].recall['recall@10']:.3f}" for m in modes) + " |")
+        report[name] = {"overall": {m: r.model_dump() for m, r in reports.items()},
+                        "families": {f: {m: r.recall for m, r in per.items()}
+                                     for f, per in by_family.items()}}
+    (args.workspace / f"bench_multihop_{args.split}.json").write_text(
+        json.dumps(report, indent=1), encoding="utf-8")
+
+
+def _only(family: str, questions: list[HopQuestion], rankings: list[list[str]],
+          stated: list[str], times: list[float]
+          ) -> tuple[list[HopQuestion], list[list[str]], list[str], list[float]]:
+    keep = [i for i, q in enumerate(questions) if q.template == family]
+    return ([questions[i] for i in keep], [rankings[i] for i in keep],
+            [stated[i] for i in keep], [times[i] for i in keep])
+
+
+def _print_set(name: str, split: str, questions: list[HopQuestion],
+               reports: dict[str, HopReport], documents: int, chunks: int,
+               settings: list[str]) -> None:
+    first = next(iter(reports.values()))
     two_hop = [q for q in questions if q.kind == "2-hop"]
     answers = sum(len(q.answers) for q in two_hop)
-    print(f"\n{args.split}: {len(two_hop)} 2-hop questions ({answers} answers, "
-          f"{reports[modes[0]].cross_document_answers} cross-document), "
-          f"{reports[modes[0]].conditional_questions} conditional questions; "
-          f"{len(documents)} documents, {len(spans)} chunks"
-          + (f"; settings {' '.join(args.set)}" if args.set else ""))
+    print(f"\n{name}, {split}: {len(two_hop)} 2-hop questions ({answers} answers, "
+          f"{first.cross_document_answers} cross-document), "
+          f"{first.conditional_questions} conditional questions; "
+          f"{documents} documents, {chunks} chunks"
+          + (f"; settings {' '.join(settings)}" if settings else ""))
     print("| mode | recall@5 | recall@10 | cross-doc recall@5 | cross-doc recall@10 "
           "| condition stated | p50 ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|")
@@ -127,8 +179,6 @@ def main() -> None:
               f"{r.recall['cross-document recall@5']:.3f} | "
               f"{r.recall['cross-document recall@10']:.3f} | {cond} | "
               f"{r.latency_ms['p50']} | {r.latency_ms['p95']} |")
-    (args.workspace / f"bench_multihop_{args.split}.json").write_text(
-        json.dumps({m: r.model_dump() for m, r in reports.items()}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -39,13 +39,13 @@ from pydantic import BaseModel
 
 from medkg.evaluation.pubtator import PubTatorDocument, read_pubtator
 
-Kind = Literal["chemical", "disease", "gene"]
+Kind = Literal["chemical", "disease", "gene", "variant"]
 Relation = Literal["causes", "treats", "associated", "affects"]
 
 KINDS: dict[str, Kind] = {
     "Chemical": "chemical", "ChemicalEntity": "chemical",
     "Disease": "disease", "DiseaseOrPhenotypicFeature": "disease",
-    "GeneOrGeneProduct": "gene",
+    "GeneOrGeneProduct": "gene", "SequenceVariant": "variant",
 }
 CHEMICAL_DISEASE: dict[str, Relation] = {
     "CID": "causes", "Positive_Correlation": "causes", "Negative_Correlation": "treats",
@@ -114,7 +114,10 @@ class HopQuestion:
 
 
 @dataclass
-class _Corpus:
+class GoldIndex:
+    """A corpus's gold annotations by concept: kinds, names, mentions, and the
+    relations as typed edges."""
+
     documents: dict[str, PubTatorDocument] = field(default_factory=dict)
     kind: dict[str, Kind] = field(default_factory=dict)
     names: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
@@ -123,6 +126,23 @@ class _Corpus:
     # (head, relation, tail) -> the documents stating it
     edges: dict[tuple[str, Relation, str], set[str]] = field(
         default_factory=lambda: defaultdict(set))
+    # every gold relation as annotated: (first, type, second) -> the documents stating it
+    # (BC5CDR's CID is BioRED's Positive_Correlation)
+    relations: dict[tuple[str, str, str], set[str]] = field(
+        default_factory=lambda: defaultdict(set))
+
+    def name(self, concept: str) -> str:
+        return self.names[concept].most_common(1)[0][0]
+
+    def surfaces(self, concept: str) -> tuple[str, ...]:
+        return tuple(sorted({n.lower() for n in self.names[concept]}))
+
+    def gold(self, concept: str, docs: Iterable[str], start: str) -> GoldEntity:
+        """``concept`` as an answer: its mentions in ``docs``; cross-document when
+        none of them mentions ``start``."""
+        evidence = tuple(s for d in sorted(docs) for s in self.mentions.get((d, concept), []))
+        cross = all((d, start) not in self.mentions for d in docs)
+        return GoldEntity(concept, self.name(concept), self.surfaces(concept), evidence, cross)
 
 
 def read_corpora(paths: Iterable[Path]) -> dict[str, PubTatorDocument]:
@@ -134,8 +154,8 @@ def read_corpora(paths: Iterable[Path]) -> dict[str, PubTatorDocument]:
     return out
 
 
-def _corpus(documents: dict[str, PubTatorDocument]) -> _Corpus:
-    c = _Corpus(documents)
+def gold_index(documents: dict[str, PubTatorDocument]) -> GoldIndex:
+    c = GoldIndex(documents)
     for doc in documents.values():
         for m in doc.mentions:
             kind = KINDS.get(m.type)
@@ -149,6 +169,9 @@ def _corpus(documents: dict[str, PubTatorDocument]) -> _Corpus:
             edge = _edge(c.kind.get(r.first), r.first, r.type, c.kind.get(r.second), r.second)
             if edge is not None:
                 c.edges[edge].add(doc.pmid)
+            if r.first in c.kind and r.second in c.kind and r.first != r.second:
+                kind = "Positive_Correlation" if r.type == "CID" else r.type
+                c.relations[(r.first, kind, r.second)].add(doc.pmid)
     return c
 
 
@@ -166,15 +189,7 @@ def _edge(kind_a: Kind | None, a: str, relation: str, kind_b: Kind | None, b: st
     return None
 
 
-def _name(c: _Corpus, concept: str) -> str:
-    return c.names[concept].most_common(1)[0][0]
-
-
-def _surfaces(c: _Corpus, concept: str) -> tuple[str, ...]:
-    return tuple(sorted({n.lower() for n in c.names[concept]}))
-
-
-def _neighbours(c: _Corpus, concept: str, relation: Relation, reverse: bool
+def _neighbours(c: GoldIndex, concept: str, relation: Relation, reverse: bool
                 ) -> dict[str, set[str]]:
     """Concepts one edge away (``reverse``: along edges pointing at ``concept``),
     each with the documents that state the edge."""
@@ -189,13 +204,7 @@ def _neighbours(c: _Corpus, concept: str, relation: Relation, reverse: bool
     return out
 
 
-def _gold(c: _Corpus, concept: str, docs: Iterable[str], start: str) -> GoldEntity:
-    evidence = tuple(s for d in sorted(docs) for s in c.mentions.get((d, concept), []))
-    cross = all((d, start) not in c.mentions for d in docs)
-    return GoldEntity(concept, _name(c, concept), _surfaces(c, concept), evidence, cross)
-
-
-def _qid(*parts: str) -> str:
+def question_id(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:12]
 
 
@@ -207,11 +216,11 @@ def generate(documents: dict[str, PubTatorDocument], *, max_answers: int = 8,
     (questions with more are left out: their recall@5 could not be judged); at
     most ``per_template`` per template, chosen by a hash of the question (the
     same corpus always gives the same set)."""
-    c = _corpus(documents)
+    c = gold_index(documents)
     out: list[HopQuestion] = []
     by_kind: dict[Kind, list[str]] = defaultdict(list)
     for concept, kind in sorted(c.kind.items()):
-        if concept in c.names and len(_name(c, concept)) >= 3:
+        if concept in c.names and len(c.name(concept)) >= 3:
             by_kind[kind].append(concept)
     for t in TEMPLATES:
         found: list[HopQuestion] = []
@@ -228,10 +237,10 @@ def generate(documents: dict[str, PubTatorDocument], *, max_answers: int = 8,
             answers = {a: d for a, d in answers.items() if a in c.names}
             if not answers or len(answers) > max_answers:
                 continue
-            text = t.text.format(start=_name(c, start))
+            text = t.text.format(start=c.name(start))
             found.append(HopQuestion(
-                _qid(t.name, start), "2-hop", t.name, text, start, tuple(sorted(bridges)),
-                tuple(_gold(c, a, d, start) for a, d in sorted(answers.items()))))
+                question_id(t.name, start), "2-hop", t.name, text, start, tuple(sorted(bridges)),
+                tuple(c.gold(a, d, start) for a, d in sorted(answers.items()))))
         out += sorted(found, key=lambda q: q.id)[:per_template]
     conditional: list[HopQuestion] = []
     for chem in by_kind["chemical"]:
@@ -242,10 +251,10 @@ def generate(documents: dict[str, PubTatorDocument], *, max_answers: int = 8,
         if not treats or not causes or len(treats) > max_answers:
             continue
         conditional.append(HopQuestion(
-            _qid("conditional", chem), "conditional", "treats-unless-causes",
-            CONDITIONAL.format(start=_name(c, chem)), chem, (),
-            tuple(_gold(c, d, x, chem) for d, x in sorted(treats.items())),
-            tuple(_gold(c, d, x, chem) for d, x in sorted(causes.items()))))
+            question_id("conditional", chem), "conditional", "treats-unless-causes",
+            CONDITIONAL.format(start=c.name(chem)), chem, (),
+            tuple(c.gold(d, x, chem) for d, x in sorted(treats.items())),
+            tuple(c.gold(d, x, chem) for d, x in sorted(causes.items()))))
     return out + sorted(conditional, key=lambda q: q.id)[:per_template]
 
 
