@@ -170,8 +170,8 @@ def gold_index(documents: dict[str, PubTatorDocument]) -> GoldIndex:
             if edge is not None:
                 c.edges[edge].add(doc.pmid)
             if r.first in c.kind and r.second in c.kind and r.first != r.second:
-                kind = "Positive_Correlation" if r.type == "CID" else r.type
-                c.relations[(r.first, kind, r.second)].add(doc.pmid)
+                typed = "Positive_Correlation" if r.type == "CID" else r.type
+                c.relations[(r.first, typed, r.second)].add(doc.pmid)
     return c
 
 
