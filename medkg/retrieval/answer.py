@@ -127,6 +127,8 @@ class Answer(BaseModel):
         both the user's documents and the literature), the facts (each user fact with
         the literature fact it refers to and what defines it), definitions, sources."""
         lines = [f"Q: {self.question}", ""]
+        if self.trace.fallback:
+            lines += [f"Note: {self.trace.fallback}.", ""]
         if self.verdict is not None:
             doubt = " (unreviewed, low confidence)" if self.verdict.unreviewed else ""
             refs = "".join(f"[{n}]" for n in self.verdict.citations)
@@ -207,8 +209,12 @@ class Answer(BaseModel):
                 stop = f"; stop: {hop.stop}" if hop.stop else ""
                 lines.append(f"  hop {hop.depth}: frontier {hop.frontier} entities, "
                              f"{hop.candidates} triples scored, {hop.kept} kept{clues}{stop}")
+        for why in t.topic or []:
+            lines.append(f"  topic entity: {why}")
         for path in t.paths or []:
             lines.append(f"  path: {path}")
+        if t.fallback:
+            lines.append(f"  fallback: {t.fallback}")
         if t.question_concepts:
             lines.append(f"  question concepts: {', '.join(t.question_concepts)}")
         if t.focus_entities:

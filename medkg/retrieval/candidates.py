@@ -54,6 +54,9 @@ MODES: dict[str, ModeSpec] = {
     "u-retrieval": ModeSpec("graph", ("lexical", "dense", "graph", "tree"), fused=True),
     "traverse": ModeSpec("traverse", ("lexical", "dense", "traverse"), fused=True),
 }
+# where a traversal finds no path, the traverse mode answers from this mode's evidence
+# (hybrid: the same candidates as u-retrieval but the tree's vote, which needs no tree)
+FALLBACK = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Prepared:
     traversal: Traversal | None = None  # the traverse mode's paths
     # the sources' own scores where they have one (BM25, cosine), by chunk
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    fallback: str | None = None  # traverse without a path: what it answered from instead
 
     def rankings(self, tree: Sequence[str] | None = None
                  ) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:

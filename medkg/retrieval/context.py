@@ -112,50 +112,63 @@ def traversal_context(question: str, doc: Doc, qvec: Matrix, graph: GraphReader,
                       entity_index: VectorIndex, embedder: Embedder, guide: Guide,
                       concepts: ConceptIndex | None, config: RetrievalConfig
                       ) -> tuple[Context, Traversal]:
-    """The traverse mode's context: topic entities (by concept; partial matches of
-    the question's entity spans: by character n-grams against the vocabulary's
-    names, and by vector against the entities), then the traversal; the triples it
-    kept, and every triple it read of the entities on its paths (their qualifiers
-    and harms are the answer's conditions). ``doc``: the question parsed."""
+    """The traverse mode's context: topic entities (the entities of the concepts the
+    question's entity spans are normalised to; for a span no entity matched, a
+    partial match: by character n-grams against the vocabulary's names, by
+    vector against the entities; the whole question only when nothing it names
+    matched), then the traversal; the triples it kept, and every triple it read
+    of the entities on its paths (their qualifiers and harms are the answer's
+    conditions). ``doc``: the question parsed."""
     # "which genes ...": a kind of answer, not a topic to start from
     topical = [e for e in doc.ents if not class_word(e.text)]
-    spans = list(dict.fromkeys(e.text for e in topical))
-    own = [e.kb_id_ for e in topical if e.kb_id_]
-    found = list(dict.fromkeys([*own, *subword_concepts(doc, concepts)]))
-    by_concept = graph.of_concepts(found)
-    topic = topic_entities([e.id for e in by_concept], spans, qvec, entity_index.search,
-                           embedder, config)
-    traversal = traverse(question, qvec, topic, graph, guide, config)
+    named: list[tuple[str, str]] = []
+    unmatched: list[str] = []
+    for ent in topical:
+        found = graph.of_concepts([ent.kb_id_]) if ent.kb_id_ else []
+        named += [(e.id, f"named '{ent.text}' ({ent.kb_id_})") for e in found]
+        if not found:
+            unmatched.append(ent.text)
+    subword = [(e.id, f"'{text}' matches {e.name} by character n-grams ({score:.2f})")
+               for text, concept, score in subword_concepts(doc, concepts)
+               for e in graph.of_concepts([concept])]
+    topic = topic_entities(named, subword, list(dict.fromkeys(unmatched)), qvec,
+                           entity_index.search, embedder, config)
+    traversal = traverse(question, qvec, [t.id for t in topic], graph, guide, config)
+    traversal.why = {t.id: t.because for t in topic}
     on_path = set(traversal.paths)
     triples = dict(traversal.triples)
     for t in traversal.seen.values():
         if t.head in on_path or t.tail in on_path:
             triples.setdefault(t.id, t)
     reached = on_path | {e for t in triples.values() for e in (t.head, t.tail)}
-    ctx = Context(graph.fetch(sorted(reached)), set(topic), question_predicates(question),
-                  list(triples.values()), paths=dict(traversal.scores))
+    ctx = Context(graph.fetch(sorted(reached)), set(traversal.topic),
+                  question_predicates(question), list(triples.values()),
+                  paths=dict(traversal.scores))
     return ctx, traversal
 
 
-def subword_concepts(doc: Doc, concepts: ConceptIndex | None) -> list[str]:
+def subword_concepts(doc: Doc, concepts: ConceptIndex | None
+                     ) -> list[tuple[str, str, float]]:
     """Concepts whose names match a run of one to three content words of the
     question by character n-grams ("lisinoprill", "beta blockers"), where the
-    pipeline found no concept: partial matching, for the first hop only."""
+    pipeline found no concept: partial matching, for the first hop only. Each as
+    (the words, the concept, the match's score)."""
     if concepts is None:
         return []
     found = {t.i for e in doc.ents if e.kb_id_ for t in e}
     # The first SUBWORD_WORDS content words: a long question costs no more.
     words = [t for t in doc if t.is_alpha and not t.is_stop and len(t.text) > 2]
     words = words[:SUBWORD_WORDS]
-    out: list[str] = []
+    out: list[tuple[str, str, float]] = []
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             run = words[i:i + n]
             if (run[-1].i - run[0].i != n - 1 or any(t.i in found for t in run)
                     or class_word(doc[run[0].i:run[-1].i + 1].text)):
                 continue
-            best = concepts.search(doc[run[0].i:run[-1].i + 1].text, 1)
+            text = doc[run[0].i:run[-1].i + 1].text
+            best = concepts.search(text, 1)
             if best and best[0].score >= SUBWORD_MIN:
-                out.append(best[0].concept.id)
+                out.append((text, best[0].concept.id, best[0].score))
                 found |= {t.i for t in run}
     return out

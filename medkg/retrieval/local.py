@@ -29,6 +29,7 @@ from medkg.model import Chunk, Qualifiers
 from medkg.ontology.index import ConceptIndex
 from medkg.retrieval.answer import Answer, AnswerSentence, Citation
 from medkg.retrieval.candidates import (
+    FALLBACK,
     MODES,
     Indexes,
     Prepared,
@@ -43,7 +44,7 @@ from medkg.retrieval.fusion import candidates, rrf
 from medkg.retrieval.graphread import GraphReader
 from medkg.retrieval.intent import about_patients
 from medkg.retrieval.trace import Trace, TraversalStep
-from medkg.retrieval.traverse import BuiltinGuide, Guide, path_lines
+from medkg.retrieval.traverse import BuiltinGuide, Guide, Traversal, path_lines
 from medkg.retrieval.verdict import asks_for_verdict
 from medkg.store.base import GraphStore
 
@@ -117,6 +118,8 @@ class LocalRetriever:
             ctx, traversal = traversal_context(
                 question, self.parse(question), qvec, self._graph, self._idx.entities,
                 self._embedder, self._guide, self._concepts, self._config)
+            if not traversal.triples:
+                return self._without_path(question, mode, qvec, q_concepts, ctx, traversal)
         elif spec.context == "graph":
             ctx = gather(question, q_concepts, qvec, self._graph, self._idx.entities,
                          self._config)
@@ -131,6 +134,22 @@ class LocalRetriever:
         sources, scores = source_rankings(question, qvec, ctx, mode, self._idx, self._config,
                                           traversal)
         return Prepared(question, mode, qvec, q_concepts, ctx, sources, None, traversal, scores)
+
+    def _without_path(self, question: str, mode: RetrievalMode, qvec: Matrix,
+                      q_concepts: list[str], ctx: Context, traversal: Traversal) -> Prepared:
+        """A traversal that found no path: the question is answered from
+        :data:`.candidates.FALLBACK`'s evidence, and the answer says so."""
+        names = [ctx.entities[e].name if e in ctx.entities else e for e in traversal.topic]
+        start = (f"from {', '.join(names[:5])}" if names
+                 else "from the question: nothing it names is in the graph")
+        note = (f"traverse found no path {start}; this answer is {FALLBACK} retrieval's "
+                "evidence")
+        ctx = gather(question, q_concepts, qvec, self._graph, self._idx.entities,
+                     self._config)
+        sources, scores = source_rankings(question, qvec, ctx, FALLBACK, self._idx,
+                                          self._config)
+        return Prepared(question, mode, qvec, q_concepts, ctx, sources, None, traversal,
+                        scores, fallback=note)
 
     def fuse(self, prepared: Prepared, tree: Sequence[str] | None = None
              ) -> list[tuple[str, float]]:
@@ -209,6 +228,7 @@ class LocalRetriever:
             ),
         )
         answer.trace.closest = round(closest, 4)
+        answer.trace.fallback = prepared.fallback
         return abstain(answer, named, missing, closest, self._config.min_evidence)
 
     def parse(self, question: str) -> Doc:
@@ -262,5 +282,9 @@ class LocalRetriever:
                                clues=[entities[c].name if c in entities else c
                                       for c in s.clues])
                  for s in traversal.steps]
-        return {"traversal": steps,
+        topic = [f"{entities[e].name} ({entities[e].layer.value})" if e in entities else e
+                 for e in traversal.topic]
+        return {"traversal": steps, "topic": [f"{name}: {traversal.why.get(e, '')}".rstrip(": ")
+                                              for name, e in zip(topic, traversal.topic,
+                                                                 strict=True)],
                 "paths": path_lines(traversal, traversal.triples, entities)}

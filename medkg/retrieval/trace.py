@@ -87,7 +87,10 @@ class Trace(BaseModel):
     draft_ranking: list[str] | None = None  # the fused ranking's head with the first scope
     # traverse: each hop, and the best paths from the question's entities
     traversal: list[TraversalStep] | None = None
+    topic: list[str] | None = None  # the entities it started from, and why each
     paths: list[str] | None = None
+    # traverse found no path: what the answer's evidence is instead (the answer says so)
+    fallback: str | None = None
     # the auto mode: the question's dual-level keywords (low: entities; high: themes)
     keywords: dict[str, list[str]] | None = None
     # the answer engine, and anything else worth saying

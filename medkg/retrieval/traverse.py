@@ -1,9 +1,12 @@
 """Depth-limited traversal from a question's topic entities (KGCaRe).
 
-1. Topic entities: those normalised to the question's concepts, plus, at
-   depth 1 only, partial matches: the entities nearest to each entity span of
-   the question and to the whole question (the entity vector index), above
-   ``retrieval.traverse_partial_min``. Deeper hops follow exact ids.
+1. Topic entities, only from what the question names: the entities of the
+   concepts its entity spans are normalised to; for a span with no such
+   entity, a partial match (character n-grams against the vocabulary's names,
+   then the entity nearest to the span, above ``retrieval.traverse_partial_min``);
+   the entity nearest to the whole question only when nothing it names
+   matched. Each says why it was taken (``TopicEntity.because``; ``--explain``).
+   Deeper hops follow exact ids.
 2. Breadth-limited hops, up to ``retrieval.max_depth``: the in-force triples
    of the frontier are scored for relevance to the question by a guide and
    pruned to the ``retrieval.traverse_beam`` best; their far ends, and the
@@ -18,18 +21,36 @@
    ``retrieval.traverse_max_triples`` kept triples (the context suffices).
 
 Every kept triple lies on a path from a topic entity; the paths, best first,
-go to the trace (``medkg ask --explain``). The guide is a Protocol: the
-builtin one scores by embedding similarity and the asked-for predicates; the
-LLM one asks the chat model (``prune_triples``, ``clue_entities`` prompts).
+go to the trace (``medkg ask --explain``). Its evidence is ranked by how
+likely it holds what the question asks for (``Guide.evidence``).
+
+The guide is a Protocol. The builtin one scores each candidate triple by two
+logistic models over :data:`FEATURES` (how similar its sentence is to the
+question, whether its predicate is one asked for at that hop, whether it
+reaches the kind of entity asked for, its depth, how many documents state it,
+its confidence, how often its far end is mentioned, whether it joins two
+topic entities, its polarity): ``keep`` (the triple lies on a chain to an
+answer: pruning) and ``evidence`` (its evidence names an answer: ranking).
+Both are fitted on the training splits' two-hop questions of both question
+sets by ``training/train_traverse.py`` (``medkg/models/traverse/guide.json``).
+The LLM guide asks the chat model (``prune_triples``, ``clue_entities``
+prompts) and ranks evidence as the builtin one does.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path as FilePath
 from typing import Protocol
 
+import numpy as np
+
 from medkg.config import RetrievalConfig
+from medkg.errors import ConfigError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import EntityBrief, Predicate, Triple
 from medkg.retrieval.intent import answer_groups, question_predicates
@@ -42,8 +63,7 @@ PREDICATE_WORDS: dict[Predicate, str] = {
     Predicate.LOCATION_OF: "is the location of", Predicate.IS_A: "is a",
     Predicate.ASSOCIATED_WITH: "is associated with", Predicate.INTERACTS_WITH: "interacts with",
 }
-INTENT_BONUS = 0.25  # a triple of a predicate the question asks about
-TYPE_BONUS = 0.15  # a triple reaching an entity of the type the question asks for
+GUIDE_MODEL = FilePath(__file__).resolve().parents[1] / "models" / "traverse" / "guide.json"
 MAX_CANDIDATES = 400  # triples scored per hop (most confident first): a hub cannot stall a hop
 
 
@@ -55,27 +75,78 @@ def triple_text(t: Triple, entities: dict[str, EntityBrief]) -> str:
     return f"not: {text}" if t.qualifiers.negated else text
 
 
-# Predicates one question word can ask for at once ("cause": an adverse effect or a
-# cause) count as one relation of the chain.
-_GROUP: dict[Predicate, Predicate] = {Predicate.HAS_ADVERSE_EFFECT: Predicate.CAUSES,
-                                      Predicate.CONTRAINDICATED_IN: Predicate.CAUSES}
-
-
-def hops_needed(intents: Iterable[Predicate]) -> int:
-    """How many relations a question chains: the distinct kinds it asks for ("the
-    drugs that treat the conditions X can cause": causes, then treats: 2)."""
-    return max(1, len({_GROUP.get(p, p) for p in intents}))
-
-
 @dataclass(frozen=True)
 class Candidate:
-    """A triple one hop from the frontier: the entity it leaves from and reaches, and
-    the predicate of the hop that reached the frontier entity (``None`` at depth 1)."""
+    """A triple one hop from the frontier: the entity it leaves from and reaches, the
+    predicate of the hop that reached the frontier entity (``None`` at depth 1),
+    the hop's depth and whether it reaches another topic entity."""
 
     triple: Triple
     source: str
     target: str
     came_by: Predicate | None
+    depth: int = 1
+    to_topic: bool = False
+
+
+FEATURES = ("similarity", "asked", "answer_type", "deeper", "documents", "confidence",
+            "mentions", "to_topic", "negated")
+
+
+def features(question: str, qvec: Matrix, candidates: Sequence[Candidate],
+             entities: dict[str, EntityBrief], embedder: Embedder) -> Matrix:
+    """One row of :data:`FEATURES` per candidate: the cosine of the triple's
+    sentence to the question; its predicate asked for at this hop (past depth
+    1, a predicate *other* than the one the path came by, when the question
+    asks for several: "drugs that treat the conditions X causes" is causes,
+    then treats); it reaches the kind of entity asked for ("which drugs"); past
+    depth 1; log(1 + documents stating it); its confidence; log(1 + chunks
+    mentioning its far end); it reaches a topic entity; negated."""
+    if not candidates:
+        return np.zeros((0, len(FEATURES)), dtype=np.float32)
+    intents = question_predicates(question)
+    wanted = answer_groups(question)
+    sims = embedder.embed([triple_text(c.triple, entities) for c in candidates]) @ qvec
+    rows = []
+    for sim, c in zip(sims, candidates, strict=True):
+        t = c.triple
+        p = t.predicate
+        asked = p in intents and (c.came_by is None or p != c.came_by or len(intents) < 2)
+        far = entities.get(c.target)
+        rows.append((float(sim), float(asked), float(far is not None and far.type in wanted),
+                     float(c.depth > 1), math.log1p(len({e.document_id for e in t.evidence})),
+                     t.confidence, math.log1p(len(far.chunk_ids)) if far is not None else 0.0,
+                     float(c.to_topic), float(t.qualifiers.negated)))
+    return np.asarray(rows, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Logistic:
+    bias: float
+    weights: tuple[float, ...]
+
+    def __call__(self, x: Matrix) -> list[float]:
+        z = x @ np.asarray(self.weights, dtype=np.float32) + self.bias
+        return [float(v) for v in 1.0 / (1.0 + np.exp(-z))]
+
+
+@dataclass(frozen=True)
+class GuideModel:
+    """The builtin guide's two fitted models (``medkg/models/traverse/guide.json``)."""
+
+    keep: Logistic
+    evidence: Logistic
+
+
+@cache
+def bundled_guide() -> GuideModel:
+    """The fitted models shipped with medkg."""
+    raw = json.loads(GUIDE_MODEL.read_text(encoding="utf-8"))
+    if tuple(raw["features"]) != FEATURES:
+        raise ConfigError("medkg/models/traverse/guide.json was fitted on other features",
+                          hint="rerun training/train_traverse.py")
+    return GuideModel(*(Logistic(raw[k]["bias"], tuple(raw[k]["weights"]))
+                        for k in ("keep", "evidence")))
 
 
 class TraversalGraph(Protocol):
@@ -93,42 +164,39 @@ class Guide(Protocol):
     name: str
 
     def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
-              entities: dict[str, EntityBrief]) -> list[float]: ...
+              entities: dict[str, EntityBrief]) -> list[float]:
+        """How relevant each candidate is (pruning: the beam keeps the best)."""
+        ...
+
+    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+                 entities: dict[str, EntityBrief]) -> list[float]:
+        """How likely each kept candidate's evidence names what the question asks
+        for (ranking its chunks)."""
+        ...
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]: ...
 
 
 class BuiltinGuide:
-    """Relevance = cosine of the triple's sentence to the question, plus
-    ``INTENT_BONUS`` when its predicate is one the question asks about (past depth
-    1, only a predicate *other* than the one the path arrived by, when the question
-    asks for more than one: "drugs that treat the conditions X causes" is causes,
-    then treats), plus ``TYPE_BONUS`` when it reaches an entity of the type the
-    question asks for ("which drugs"); clue entities = the candidates whose
-    vectors are nearest to the question."""
+    """The fitted models over :func:`features` (see the module docstring); clue
+    entities = the candidates whose vectors are nearest to the question."""
 
     name = "builtin"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, model: GuideModel | None = None) -> None:
         self._embedder = embedder
+        self._model = model or bundled_guide()
 
     def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]:
-        if not candidates:
-            return []
-        intents = question_predicates(question)
-        wanted = answer_groups(question)
-        vectors = self._embedder.embed([triple_text(c.triple, entities) for c in candidates])
-        sims = vectors @ qvec
-        out = []
-        for sim, c in zip(sims, candidates, strict=True):
-            p = c.triple.predicate
-            asked = p in intents and (c.came_by is None or p != c.came_by or len(intents) < 2)
-            typed = c.target in entities and entities[c.target].type in wanted
-            out.append(float(sim) + (INTENT_BONUS if asked else 0.0)
-                       + (TYPE_BONUS if typed else 0.0))
-        return out
+        x = features(question, qvec, candidates, entities, self._embedder)
+        return self._model.keep(x) if len(x) else []
+
+    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+                 entities: dict[str, EntityBrief]) -> list[float]:
+        x = features(question, qvec, candidates, entities, self._embedder)
+        return self._model.evidence(x) if len(x) else []
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]:
@@ -182,11 +250,10 @@ class Traversal:
     paths: dict[str, Path] = field(default_factory=dict)  # entity -> its best path
     triple_paths: dict[str, Path] = field(default_factory=dict)  # kept triple -> best path
     scores: dict[str, float] = field(default_factory=dict)  # kept triple -> its path's score
-    # kept triple -> (asked-for predicates its best path covers, minus its depth, score)
-    ranks: dict[str, tuple[int, int, float]] = field(default_factory=dict)
-    intents: frozenset[Predicate] = frozenset()
-    hops_needed: int = 1  # the relations the question chains (see ``hops_needed``)
+    # kept triple -> how likely its evidence names what is asked for (Guide.evidence)
+    ranks: dict[str, float] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
+    why: dict[str, str] = field(default_factory=dict)  # topic entity -> why it was taken
 
     def ranked_paths(self) -> list[Path]:
         """The best path through each kept triple, best first."""
@@ -194,18 +261,42 @@ class Traversal:
                       key=lambda p: (-p.score, len(p.hops), p.end, p.hops[-1].triple))
 
 
-def topic_entities(concept_entities: Iterable[str], spans: Sequence[str], qvec: Matrix,
-                   search: _Search, embedder: Embedder, config: RetrievalConfig) -> list[str]:
-    """The question's own entities and its partial matches (depth 1 only)."""
-    topic = list(dict.fromkeys(concept_entities))
-    queries = [qvec]
-    if spans:
-        queries += list(embedder.embed(list(spans)))
-    for q in queries:
-        for eid, score in search(q, 3):
-            if score >= config.traverse_partial_min and eid not in topic:
-                topic.append(eid)
-    return topic
+@dataclass(frozen=True)
+class TopicEntity:
+    """An entity a traversal starts from, and why: ``named`` (an entity of a concept
+    the question's span is normalised to), ``subword`` (the span's words match a
+    concept's name by character n-grams), ``similar`` (the entity nearest to a span
+    nothing else matched), ``question`` (nearest to the whole question: nothing it
+    names matched)."""
+
+    id: str
+    how: str
+    because: str
+
+
+def topic_entities(named: Sequence[tuple[str, str]], subword: Sequence[tuple[str, str]],
+                   unmatched: Sequence[str], qvec: Matrix, search: _Search,
+                   embedder: Embedder, config: RetrievalConfig) -> list[TopicEntity]:
+    """The question's topic entities (see the module docstring). ``named`` and
+    ``subword``: (entity id, why); ``unmatched``: the entity spans of the question
+    no entity of the graph matched by concept."""
+    out: dict[str, TopicEntity] = {}
+    for eid, why in named:
+        out.setdefault(eid, TopicEntity(eid, "named", why))
+    for eid, why in subword:
+        out.setdefault(eid, TopicEntity(eid, "subword", why))
+    if unmatched:
+        for span, vec in zip(unmatched, embedder.embed(list(unmatched)), strict=True):
+            for eid, score in search(vec, 1):
+                if score >= config.traverse_partial_min:
+                    out.setdefault(eid, TopicEntity(
+                        eid, "similar", f"nearest to '{span}' (cosine {score:.2f})"))
+    if not out:
+        for eid, score in search(qvec, 1):
+            if score >= config.traverse_partial_min:
+                out[eid] = TopicEntity(eid, "question", f"nearest to the question (cosine "
+                                       f"{score:.2f}): nothing it names matched")
+    return list(out.values())
 
 
 class _Search(Protocol):
@@ -215,9 +306,7 @@ class _Search(Protocol):
 def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: TraversalGraph,
              guide: Guide, config: RetrievalConfig) -> Traversal:
     """The traversal from ``topic`` (see the module's docstring)."""
-    intents = frozenset(question_predicates(question))
-    out = Traversal(list(topic), intents=intents,
-                    hops_needed=min(config.max_depth, hops_needed(intents)))
+    out = Traversal(list(topic))
     start = set(topic)
     for eid in list(topic):
         start |= graph.linked(eid)
@@ -232,7 +321,8 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
             out.seen.setdefault(t.id, t)
         triples.sort(key=lambda t: (-t.confidence, t.id))
         in_frontier = set(frontier)
-        candidates = [_candidate(t, in_frontier, out) for t in triples[:MAX_CANDIDATES]]
+        candidates = [_candidate(t, in_frontier, out, depth, start)
+                      for t in triples[:MAX_CANDIDATES]]
         if not candidates:
             out.steps.append(Step(depth, len(frontier), 0, 0, stop="nothing new to follow"))
             break
@@ -243,6 +333,7 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
         kept = [(s, c) for s, c in ranked[: config.traverse_beam]
                 if s >= config.traverse_min_score]
         new: list[str] = []
+        chosen = [c for _, c in kept]
         for s, c in kept:
             _extend(out, c, depth, s)
             # A negated triple is kept (it is a condition) but not followed: it says
@@ -260,7 +351,10 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
             for eid in clues:
                 s, c = neighbours[eid]
                 _extend(out, c, depth, s)
+                chosen.append(c)
                 new.append(eid)
+        for c, p in zip(chosen, guide.evidence(question, qvec, chosen, entities), strict=True):
+            out.ranks[c.triple.id] = max(out.ranks.get(c.triple.id, 0.0), p)
         for eid in list(new):
             for other in graph.linked(eid):
                 if other not in visited and other not in new:
@@ -281,13 +375,14 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
     return out
 
 
-def _candidate(t: Triple, frontier: set[str], out: Traversal) -> Candidate:
+def _candidate(t: Triple, frontier: set[str], out: Traversal, depth: int,
+               topic: set[str]) -> Candidate:
     source = t.head if t.head in frontier else t.tail
     target = t.tail if source == t.head else t.head
     base = out.paths.get(source)
     came_by = (out.triples[base.hops[-1].triple].predicate if base is not None and base.hops
                and base.hops[-1].triple in out.triples else None)
-    return Candidate(t, source, target, came_by)
+    return Candidate(t, source, target, came_by, depth, target in topic)
 
 
 def _extend(out: Traversal, c: Candidate, depth: int, score: float) -> None:
@@ -298,29 +393,22 @@ def _extend(out: Traversal, c: Candidate, depth: int, score: float) -> None:
     out.scores[t.id] = max(out.scores.get(t.id, float("-inf")), path.score)
     if t.id not in out.triple_paths or path.score > out.triple_paths[t.id].score:
         out.triple_paths[t.id] = path
-    covered = {_GROUP.get(out.triples[h.triple].predicate, out.triples[h.triple].predicate)
-               for h in path.hops if out.triples[h.triple].predicate in out.intents}
-    rank = (len(covered), -abs(len(path.hops) - out.hops_needed), path.score)
-    out.ranks[t.id] = max(out.ranks.get(t.id, rank), rank)
     known = out.paths.get(c.target)
     if known is None or (known.hops and path.score > known.score):
         out.paths[c.target] = path
 
 
 def ranked_chunks(traversal: Traversal, mentions: Mapping[str, Sequence[str]]) -> list[str]:
-    """The chunks a traversal puts forward: the evidence of its kept triples, those
-    on the most complete path first (the path that covers the most of the
-    predicates the question asks for: "drugs that treat what X causes" is complete
-    with causes, then treats; the complete path's last hop holds what the question
-    could not name), the shorter path among equally complete ones, then the better
-    scored; then the chunks that mention a topic entity."""
-    best: dict[str, tuple[int, int, float]] = {}
+    """The chunks a traversal puts forward: the evidence of its kept triples, the
+    most likely to name what the question asks for first (``Traversal.ranks``),
+    ties by the better path; then the chunks that mention a topic entity."""
+    best: dict[str, tuple[float, float]] = {}
     for tid, t in traversal.triples.items():
-        key = traversal.ranks.get(tid, (0, -1, 0.0))
+        key = (traversal.ranks.get(tid, 0.0), traversal.scores.get(tid, 0.0))
         for ev in t.evidence:
             if ev.chunk_id not in best or key > best[ev.chunk_id]:
                 best[ev.chunk_id] = key
-    order = sorted(best, key=lambda c: (tuple(-x for x in best[c]), c))
+    order = sorted(best, key=lambda c: (-best[c][0], -best[c][1], c))
     for eid in traversal.topic:
         order += [c for c in mentions.get(eid, ()) if c not in best]
     return list(dict.fromkeys(order))

@@ -2,7 +2,8 @@
 (``prune_triples``) and picks clue entities (``clue_entities``).
 
 The builtin guide ranks first, so the model reads at most ``SHOWN`` numbered
-triples or entities per call, never a hub's hundreds. The model's picks score
+triples or entities per call (and the builtin guide ranks the kept triples'
+evidence), never a hub's hundreds. The model's picks score
 1.0 down to 0.5 in its order; the rest 0 (pruned). An answer that stays
 unusable after the client's repair round is recorded in the ledger's failures
 and that hop keeps the builtin ranking, so a weak model never empties a search.
@@ -42,6 +43,10 @@ class LLMGuide:
         for rank, k in enumerate(picks):
             scores[shown[k]] = 1.0 - 0.5 * rank / max(1, len(picks))
         return scores
+
+    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+                 entities: dict[str, EntityBrief]) -> list[float]:
+        return self.builtin.evidence(question, qvec, candidates, entities)
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]:

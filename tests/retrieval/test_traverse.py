@@ -58,16 +58,24 @@ class Graph:
 
 
 class TableGuide:
-    """Scores a triple by a table (what the test says is relevant)."""
+    """Scores a triple by a table (what the test says is relevant), and its evidence
+    by another (by default the same)."""
 
     name = "table"
 
-    def __init__(self, relevant: dict[str, float]) -> None:
+    def __init__(self, relevant: dict[str, float],
+                 evidence: dict[str, float] | None = None) -> None:
         self.relevant = relevant
+        self.answers = relevant if evidence is None else evidence
 
     def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
               entities: dict[str, EntityBrief]) -> list[float]:
         return [self.relevant.get(f"{c.triple.head}>{c.triple.tail}", 0.0)
+                for c in candidates]
+
+    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+                 entities: dict[str, EntityBrief]) -> list[float]:
+        return [self.answers.get(f"{c.triple.head}>{c.triple.tail}", 0.0)
                 for c in candidates]
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
@@ -98,14 +106,15 @@ def test_two_hops_reach_the_answer_and_record_the_path() -> None:
     assert "noise" not in t.paths  # pruned: scored under traverse_min_score
     assert "harm" not in t.paths  # a third hop: past max_depth
     assert t.steps[-1].stop == "depth limit"
-    # A question with no asked-for relation: the best path first, then the topic
-    # entities' own chunks.
+    # The evidence most likely to name the answer first, then the topic entities'
+    # own chunks.
     assert ranked_chunks(t, {"gene": ["c1", "c7"]}) == ["c1", "c2", "c7"]
-    # A question chaining two relations: the evidence of the path that covers both
-    # first (its last hop names what the question could not).
+    # The guide's evidence score ranks, not the hop's score: the second hop's
+    # evidence names what the question could not.
     chained = traverse("Which drugs treat the diseases the gene is associated with?", QVEC,
-                       ["gene"], Graph(CHAIN), TableGuide(RELEVANT), config)
-    assert chained.hops_needed == 2
+                       ["gene"], Graph(CHAIN), TableGuide(RELEVANT, {"drug>disease": 0.7,
+                                                                     "gene>disease": 0.1}),
+                       config)
     assert ranked_chunks(chained, {})[:2] == ["c2", "c1"]
 
 
@@ -170,6 +179,9 @@ def test_traverse_mode_answers_with_paths_and_conditions(small_ws: Workspace) ->
         assert small_ws.store.document(c.document_id).text[c.start:c.end] == c.quote
     rendered = answer.render_trace()
     assert "hop 1:" in rendered and "path:" in rendered
+    topic = [line for line in rendered.splitlines() if "topic entity:" in line]
+    assert topic and all("named 'hypertension'" in line for line in topic), rendered
+    assert answer.trace.fallback is None
     # The side effects are this answer, not its conditions; a question about a use is
     # answered with the harms that limit it, each cited.
     assert not any(c.kind == "adverse effect" for c in answer.conditions)
@@ -181,6 +193,18 @@ def test_traverse_mode_answers_with_paths_and_conditions(small_ws: Workspace) ->
     assert any(cond.kind == "adverse effect" and "lisinopril" in cond.text.lower()
                for cond in use.conditions)
     assert "Conditions (when this holds):" in use.render()
+
+
+@pytest.mark.slow
+def test_no_path_falls_back_to_hybrid_evidence_and_says_so(small_ws: Workspace) -> None:
+    retriever = small_ws.retriever()
+    question = "Which proteins does zebrafish fin regeneration involve?"
+    answer = retriever.ask(question, mode="traverse")
+    assert answer.trace.fallback and "no path" in answer.trace.fallback
+    assert "hybrid" in answer.trace.fallback
+    assert answer.render().splitlines()[2].startswith("Note: traverse found no path")
+    hybrid = retriever.ask(question, mode="hybrid")
+    assert answer.trace.ranking == hybrid.trace.ranking  # hybrid's evidence, as said
 
 
 def test_a_negated_triple_is_kept_but_not_followed() -> None:
@@ -227,4 +251,36 @@ def test_the_builtin_guide_asks_for_a_new_predicate_past_the_first_hop(
     scores = guide.score(question, qvec, [
         Candidate(treats, "nephrotoxicity", "amifostine", came_by),
         Candidate(harms, "nephrotoxicity", "gentamicin", came_by)], entities)
-    assert scores[0] > scores[1] + 0.2  # the second relation asked for, and a drug
+    assert scores[0] > scores[1]  # the second relation asked for, and a drug
+    evidence = guide.evidence(question, qvec, [
+        Candidate(treats, "nephrotoxicity", "amifostine", came_by, depth=2),
+        Candidate(harms, "nephrotoxicity", "gentamicin", came_by, depth=2)], entities)
+    assert evidence[0] > evidence[1]
+
+
+def test_topic_entities_come_from_what_the_question_names() -> None:
+    from medkg.retrieval.traverse import topic_entities
+
+    class Embed:
+        def embed(self, texts: list[str]) -> Matrix:
+            return np.ones((len(texts), 1), dtype=np.float32)
+
+    def search(query: Matrix, k: int) -> list[tuple[str, float]]:
+        return [("flurbiprofen", 0.93)]  # whatever is asked, the nearest entity
+
+    config = RetrievalConfig(traverse_partial_min=0.7)
+    named = topic_entities([("ibuprofen", "named 'ibuprofen' (MESH:D007052)")], [], [], QVEC,
+                           search, Embed(), config)  # type: ignore[arg-type]
+    # a look-alike drug is not a topic entity when the question's span matched
+    assert [(t.id, t.how) for t in named] == [("ibuprofen", "named")]
+    assert "MESH:D007052" in named[0].because
+    partial = topic_entities([("ibuprofen", "named")], [], ["ibuprophen tablets"], QVEC,
+                             search, Embed(), config)  # type: ignore[arg-type]
+    # a span nothing matched gets its nearest entity, saying why
+    assert [(t.id, t.how) for t in partial] == [("ibuprofen", "named"),
+                                                ("flurbiprofen", "similar")]
+    assert "nearest to 'ibuprophen tablets' (cosine 0.93)" == partial[1].because
+    nothing = topic_entities([], [], [], QVEC, search, Embed(), config)  # type: ignore[arg-type]
+    assert [t.how for t in nothing] == ["question"]
+    assert not topic_entities([], [], [], QVEC, search, Embed(),  # type: ignore[arg-type]
+                              RetrievalConfig(traverse_partial_min=0.95))
