@@ -5,6 +5,7 @@ workspace (paths in the trace, citations that hold, conditions)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path as FilePath
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from medkg.retrieval.traverse import (
     traverse,
 )
 from medkg.workspace import Workspace
+from tests.conftest import EXAMPLES, SEED_OBO
 
 
 def _triple(head: str, predicate: Predicate, tail: str, chunk: str = "c",
@@ -279,8 +281,29 @@ def test_topic_entities_come_from_what_the_question_names() -> None:
     # a span nothing matched gets its nearest entity, saying why
     assert [(t.id, t.how) for t in partial] == [("ibuprofen", "named"),
                                                 ("flurbiprofen", "similar")]
-    assert "nearest to 'ibuprophen tablets' (cosine 0.93)" == partial[1].because
+    assert partial[1].because == "nearest to 'ibuprophen tablets' (cosine 0.93)"
     nothing = topic_entities([], [], [], QVEC, search, Embed(), config)  # type: ignore[arg-type]
     assert [t.how for t in nothing] == ["question"]
     assert not topic_entities([], [], [], QVEC, search, Embed(),  # type: ignore[arg-type]
                               RetrievalConfig(traverse_partial_min=0.95))
+
+
+@pytest.mark.slow
+def test_a_chained_question_on_a_users_notes(tmp_path: FilePath) -> None:
+    """examples/chains: ibuprofen caused bronchospasm (a user's note and the
+    literature); salbutamol (albuterol in the seed vocabulary) treats it (the
+    literature); a note about flurbiprofen eye drops is a look-alike, not a topic."""
+    chains = EXAMPLES / "chains"
+    with Workspace.create(tmp_path / "ws") as ws:
+        ws.load_vocabulary(SEED_OBO)
+        ws.ingest([chains / "literature"], Layer.LITERATURE)
+        ws.ingest([chains / "user"], Layer.USER)
+        ws.build()
+        answer = ws.ask("Which drugs treat what ibuprofen causes in asthma?", mode="traverse")
+    trace = answer.trace
+    assert trace.topic and not any("flurbiprofen" in t.lower() for t in trace.topic)
+    assert any("ibuprofen" in p and "bronchospasm" in p and "albuterol" in p
+               for p in trace.paths or []), trace.paths
+    assert trace.fallback is None
+    cited = " ".join(c.quote for c in answer.citations)
+    assert "Salbutamol relieves bronchospasm" in cited and "ibuprofen caused bronchospasm" in cited
