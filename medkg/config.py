@@ -201,14 +201,14 @@ class FusionWeights(Section):
     """``[retrieval.fusion_weights]``: each candidate source's weight in the fusion
     (weighted RRF); 0 leaves a source out. Fitted on BioASQ 7B questions only
     (benchmarks/tune_fusion.py: hybrid's weights first, the tree's vote on top);
-    the traverse weight on the training-split 2-hop questions only
-    (benchmarks/bench_multihop.py --split train)."""
+    the traverse weight on the training splits' 2-hop questions of both sets only
+    (training/train_traverse.py)."""
 
     lexical: float = Field(1.5, ge=0, description="BM25 over chunks")
     dense: float = Field(2.0, ge=0, description="chunk vectors")
     graph: float = Field(1.0, ge=0, description="chunks of the question's entities")
     tree: float = Field(1.5, ge=0, description="the tag tree's chunks (u-retrieval)")
-    traverse: float = Field(8.0, ge=0, description="chunks of the traversal's evidence")
+    traverse: float = Field(4.0, ge=0, description="chunks of the traversal's evidence")
 
     def by_source(self) -> dict[str, float]:
         return self.model_dump()
@@ -232,7 +232,8 @@ class RetrievalConfig(Section):
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
                             "and the length of the fused ranking")
     # rrf_k is fitted with the fusion weights (see FusionWeights); the traverse
-    # settings on the training-split 2-hop questions only (bench_multihop.py --split train).
+    # weight and traverse_min_score by training/train_traverse.py on the training splits'
+    # 2-hop questions of both sets only.
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: FusionWeights = Field(
         default_factory=lambda: FusionWeights(),
@@ -253,9 +254,9 @@ class RetrievalConfig(Section):
                            "entities")
     traverse_beam: int = Field(24, ge=1, description="traverse: triples kept per hop, the "
                                "most relevant to the question")
-    traverse_min_score: float = Field(0.2, description="traverse: a triple scoring less is "
-                                      "pruned (builtin: cosine to the question + 0.25 for an "
-                                      "asked-for predicate)")
+    traverse_min_score: float = Field(0.0067, description="traverse: a triple scoring less is "
+                                      "pruned (builtin: the fitted keep probability; 95 % of "
+                                      "the training split's on-chain triples score more)")
     traverse_min_kept: int = Field(2, ge=0, description="traverse: a hop keeping fewer "
                                    "triples asks for clue entities")
     traverse_clues: int = Field(3, ge=0, description="traverse: clue entities per poor hop")

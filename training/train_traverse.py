@@ -20,10 +20,15 @@ neither set's wording or relation types alone shapes the guide.
 3. Two logistic regressions (scikit-learn, L2, fixed seed); a fifth of the
    questions, chosen by a hash of the question's id, is held out and its
    average precision printed beside the explorer's.
-4. The fusion weight of the traversal's ranking: with the fitted guide, every
+4. The pruning threshold ``retrieval.traverse_min_score``: the keep score 95 %
+   of the on-chain triples reach.
+5. The fusion weight of the traversal's ranking: with the fitted guide, every
    question is prepared once and its sources fused with each weight of a grid;
    the weight with the best mean recall@10 over the two sets is kept (the
    other sources' weights are BioASQ's, fitted elsewhere).
+
+The threshold and the weight are written beside the models; ``medkg/config.py``'s
+defaults (``traverse_min_score``, ``fusion_weights.traverse``) are set to them.
 """
 
 from __future__ import annotations
@@ -39,6 +44,19 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from medkg.evaluation.multihop import GoldIndex, HopQuestion
+from medkg.linking.embeddings import Embedder, Matrix
+from medkg.model import EntityBrief
+from medkg.retrieval.traverse import (
+    BuiltinGuide,
+    Candidate,
+    GuideModel,
+    Logistic,
+    TraversalGraph,
+    features,
+)
+
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "data" / "eval"
 TRAIN = (EVAL / "biored" / "Train.PubTator", EVAL / "bc5cdr" / "CDR_TrainingSet.PubTator.txt")
@@ -67,7 +85,7 @@ def main() -> None:
     from medkg.retrieval.candidates import Indexes
     from medkg.retrieval.fusion import rrf
     from medkg.retrieval.local import LocalRetriever
-    from medkg.retrieval.traverse import FEATURES, BuiltinGuide, GuideModel, Logistic
+    from medkg.retrieval.traverse import FEATURES
     from medkg.workspace import Workspace
 
     documents = read_corpora(TRAIN)
@@ -84,16 +102,17 @@ def main() -> None:
         for chunk in ws.store.chunks(doc_id):
             spans[chunk.id] = (pmid, chunk.start, chunk.end)
 
-    def retriever(guide: object, **settings: object) -> LocalRetriever:
+    def retriever(guide: BuiltinGuide | Explorer, **settings: object) -> LocalRetriever:
         config = parts.settings.retrieval.model_copy(update=settings)
         return LocalRetriever(parts.store, parts.embedder, Indexes(
             chunks=parts.index("chunks"), entities=parts.index("entities"),
-            lexical=parts.lexical), parts.nlp(), config, guide,  # type: ignore[arg-type]
+            lexical=parts.lexical), parts.nlp(), config, guide,
             parts.concept_index(), parts.settings.facts)
 
-    explorer = Explorer(BuiltinGuide(parts.embedder, model=_explorer_model(Logistic)))
+    plain = Logistic(0.0, tuple(float(w) for w in _EXPLORER))
+    explorer = Explorer(parts.embedder, BuiltinGuide(parts.embedder, GuideModel(plain, plain)))
     wide = retriever(explorer, traverse_beam=48, traverse_min_score=0.0)
-    rows: list[np.ndarray] = []
+    rows: list[Matrix] = []
     keep: list[int] = []
     evidence: list[int] = []
     held: list[bool] = []
@@ -103,7 +122,7 @@ def main() -> None:
             wide.prepare(q.question, mode="traverse")
             chain_ends = _chain(gold, q)
             for x, cand, entities in explorer.seen:
-                ends = [_concepts(entities.get(e), gold, chain_ends)
+                ends = [_concepts(entities.get(e), chain_ends)
                         for e in (cand.triple.head, cand.triple.tail)]
                 rows.append(x)
                 keep.append(int(_on_chain(ends, q)))
@@ -131,7 +150,11 @@ def main() -> None:
         print(f"{label}: {int(y.sum())} positives of {len(y)}; held-out average precision "
               f"{ap:.3f} (explorer {base:.3f})", flush=True)
     guide = BuiltinGuide(parts.embedder, model=GuideModel(fitted["keep"], fitted["evidence"]))
-    fitted_retriever = retriever(guide)
+    # the pruning threshold: 95 % of the triples on gold chains score at least this
+    on_chain = np.asarray(fitted["keep"](x[np.asarray(keep) == 1]))
+    min_score = round(float(np.quantile(on_chain, 0.05)), 4) if len(on_chain) else 0.0
+    print(f"retrieval.traverse_min_score: {min_score} (keeps 95 % of the on-chain triples)")
+    fitted_retriever = retriever(guide, traverse_min_score=min_score)
     weights = parts.settings.retrieval.fusion_weights.by_source()
     recall: dict[float, list[float]] = {w: [] for w in GRID}
     for questions in sets.values():
@@ -159,6 +182,7 @@ def main() -> None:
         "evidence": {"bias": round(fitted["evidence"].bias, 4),
                      "weights": list(fitted["evidence"].weights)},
         "fusion_weight": best,
+        "min_score": min_score,
         "fitted_on": {name: len(qs) for name, qs in sets.items()},
         "report": report,
         "command": "python training/train_traverse.py --workspace <the training split's "
@@ -172,64 +196,58 @@ def main() -> None:
 _EXPLORER = np.array([1.0, 1.0, 1.0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
 
 
-def _explorer_model(logistic: type) -> object:
-    from medkg.retrieval.traverse import GuideModel
-
-    plain = logistic(0.0, tuple(float(w) for w in _EXPLORER))
-    return GuideModel(plain, plain)
-
-
 class Explorer:
     """The explorer guide, recording each candidate's features as it scores them."""
 
     name = "explorer"
 
-    def __init__(self, builtin: object) -> None:
+    def __init__(self, embedder: Embedder, builtin: BuiltinGuide) -> None:
+        self.embedder = embedder
         self.builtin = builtin
-        self.seen: list[tuple[np.ndarray, object, dict[str, object]]] = []
+        self.seen: list[tuple[Matrix, Candidate, dict[str, EntityBrief]]] = []
 
-    def score(self, question, qvec, candidates, entities):  # type: ignore[no-untyped-def]
-        from medkg.retrieval.traverse import features
-
-        x = features(question, qvec, candidates, entities,
-                     self.builtin._embedder)  # type: ignore[attr-defined]
+    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+              entities: dict[str, EntityBrief]) -> list[float]:
+        x = features(question, qvec, candidates, entities, self.embedder)
         self.seen += [(row, c, entities) for row, c in zip(x, candidates, strict=True)]
         return [float(v) for v in x @ _EXPLORER] if len(x) else []
 
-    def evidence(self, question, qvec, candidates, entities):  # type: ignore[no-untyped-def]
-        return self.builtin.evidence(  # type: ignore[attr-defined]
-            question, qvec, candidates, entities)
+    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
+                 entities: dict[str, EntityBrief]) -> list[float]:
+        return self.builtin.evidence(question, qvec, candidates, entities)
 
-    def clues(self, question, qvec, candidates, graph, n):  # type: ignore[no-untyped-def]
-        return self.builtin.clues(question, qvec, candidates, graph, n)  # type: ignore
+    def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
+              graph: TraversalGraph, n: int) -> list[str]:
+        return self.builtin.clues(question, qvec, candidates, graph, n)
 
 
 def _held_out(question_id: str) -> bool:
     return int(hashlib.sha256(question_id.encode()).hexdigest()[:8], 16) % 5 == 0
 
 
-def _chain(gold: object, q: object) -> dict[str, set[str]]:
+def _chain(gold: GoldIndex, q: HopQuestion) -> dict[str, set[str]]:
     """The gold chain's concepts and their surface forms: start, bridges, answers."""
-    concepts = [q.start, *q.bridges, *(a.concept for a in q.answers)]  # type: ignore
-    return {c: set(gold.surfaces(c)) for c in concepts}  # type: ignore[attr-defined]
+    concepts = [q.start, *q.bridges, *(a.concept for a in q.answers)]
+    return {c: set(gold.surfaces(c)) for c in concepts}
 
 
-def _concepts(entity: object, gold: object, chain: dict[str, set[str]]) -> set[str]:
+def _concepts(entity: EntityBrief | None, chain: dict[str, set[str]]) -> set[str]:
     """The chain's concepts an entity of the graph is: by concept id (MeSH), or by a
     gold surface form among its name and mentions."""
     if entity is None:
         return set()
-    ids = {c.split(":", 1)[-1] for c in entity.concept_ids}  # type: ignore[attr-defined]
-    names = {entity.name.lower(), *(s.lower() for s in entity.surface)}  # type: ignore
+    ids = {c.split(":", 1)[-1] for c in entity.concept_ids}
+    names = {entity.name.lower(), *(s.lower() for s in entity.surface)}
     return {c for c, surfaces in chain.items() if c in ids or surfaces & names}
 
 
-def _on_chain(ends: Sequence[set[str]], q: object) -> bool:
-    start = {q.start}  # type: ignore[attr-defined]
-    bridges = set(q.bridges)  # type: ignore[attr-defined]
-    answers = {a.concept for a in q.answers}  # type: ignore[attr-defined]
+def _on_chain(ends: Sequence[set[str]], q: HopQuestion) -> bool:
+    """Whether a triple joins the start or a bridge to a bridge or an answer."""
+    start = {q.start}
+    bridges = set(q.bridges)
+    answers = {a.concept for a in q.answers}
     a, b = ends
-    return any((x & (start | bridges) and y & (bridges | answers) and (x | y) - start)
+    return any(bool(x & (start | bridges) and y & (bridges | answers) and (x | y) - start)
                for x, y in ((a, b), (b, a)))
 
 
