@@ -14,7 +14,14 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from medkg.errors import ConfigError
@@ -232,7 +239,7 @@ class RetrievalConfig(Section):
     candidates: int = Field(100, ge=10, description="chunks each candidate source ranks, "
                             "and the length of the fused ranking")
     # rrf_k is fitted with the fusion weights (see FusionWeights); the traverse
-    # weight and traverse_min_score by training/train_traverse.py on the training splits'
+    # weight and traverse_min_keep by training/train_traverse.py on the training splits'
     # 2-hop questions of both sets only.
     rrf_k: int = Field(10, ge=1, description="reciprocal-rank fusion constant")
     fusion_weights: FusionWeights = Field(
@@ -254,7 +261,7 @@ class RetrievalConfig(Section):
                            "entities")
     traverse_beam: int = Field(24, ge=1, description="traverse: triples kept per hop, the "
                                "most relevant to the question")
-    traverse_min_score: float = Field(0.0067, description="traverse: a triple scoring less is "
+    traverse_min_keep: float = Field(0.0067, description="traverse: a triple scoring less is "
                                       "pruned (builtin: the fitted keep probability; 95 % of "
                                       "the training split's on-chain triples score more)")
     traverse_min_kept: int = Field(2, ge=0, description="traverse: a hop keeping fewer "
@@ -265,6 +272,17 @@ class RetrievalConfig(Section):
     traverse_partial_min: float = Field(0.7, ge=-1, le=1, description="traverse: cosine an "
                                         "entity needs to a question span (or the question) "
                                         "to be a topic entity by partial match (depth 1)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_threshold(cls, data: object) -> object:
+        """``traverse_min_score`` (before the fitted guide) was on a cosine-plus-bonus
+        scale that means nothing for the keep probability: a workspace that saved it
+        gets ``traverse_min_keep``'s default."""
+        if isinstance(data, dict) and "traverse_min_score" in data:
+            return {k: v for k, v in data.items() if k != "traverse_min_score"}
+        return data
+
     top_chunks: int = Field(6, ge=1)
     top_entities: int = Field(8, ge=1)
     max_citations: int = Field(5, ge=1)

@@ -20,7 +20,7 @@ neither set's wording or relation types alone shapes the guide.
 3. Two logistic regressions (scikit-learn, L2, fixed seed); a fifth of the
    questions, chosen by a hash of the question's id, is held out and its
    average precision printed beside the explorer's.
-4. The pruning threshold ``retrieval.traverse_min_score``: the keep score 95 %
+4. The pruning threshold ``retrieval.traverse_min_keep``: the keep score 95 %
    of the on-chain triples reach.
 5. The fusion weight of the traversal's ranking: with the fitted guide, every
    question is prepared once and its sources fused with each weight of a grid;
@@ -28,7 +28,7 @@ neither set's wording or relation types alone shapes the guide.
    other sources' weights are BioASQ's, fitted elsewhere).
 
 The threshold and the weight are written beside the models; ``medkg/config.py``'s
-defaults (``traverse_min_score``, ``fusion_weights.traverse``) are set to them.
+defaults (``traverse_min_keep``, ``fusion_weights.traverse``) are set to them.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main() -> None:
 
     plain = Logistic(0.0, tuple(float(w) for w in _EXPLORER))
     explorer = Explorer(parts.embedder, BuiltinGuide(parts.embedder, GuideModel(plain, plain)))
-    wide = retriever(explorer, traverse_beam=48, traverse_min_score=0.0)
+    wide = retriever(explorer, traverse_beam=48, traverse_min_keep=0.0)
     rows: list[Matrix] = []
     keep: list[int] = []
     evidence: list[int] = []
@@ -153,8 +153,8 @@ def main() -> None:
     # the pruning threshold: 95 % of the triples on gold chains score at least this
     on_chain = np.asarray(fitted["keep"](x[np.asarray(keep) == 1]))
     min_score = round(float(np.quantile(on_chain, 0.05)), 4) if len(on_chain) else 0.0
-    print(f"retrieval.traverse_min_score: {min_score} (keeps 95 % of the on-chain triples)")
-    fitted_retriever = retriever(guide, traverse_min_score=min_score)
+    print(f"retrieval.traverse_min_keep: {min_score} (keeps 95 % of the on-chain triples)")
+    fitted_retriever = retriever(guide, traverse_min_keep=min_score)
     weights = parts.settings.retrieval.fusion_weights.by_source()
     recall: dict[float, list[float]] = {w: [] for w in GRID}
     for questions in sets.values():

@@ -331,7 +331,7 @@ def traverse(question: str, qvec: Matrix, topic: Sequence[str], graph: Traversal
         ranked = sorted(zip(scores, candidates, strict=True),
                         key=lambda x: (-x[0], x[1].triple.id))
         kept = [(s, c) for s, c in ranked[: config.traverse_beam]
-                if s >= config.traverse_min_score]
+                if s >= config.traverse_min_keep]
         new: list[str] = []
         chosen = [c for _, c in kept]
         for s, c in kept:

@@ -100,12 +100,12 @@ RELEVANT = {"gene>disease": 0.9, "drug>disease": 0.8, "drug>harm": 0.5}
 
 
 def test_two_hops_reach_the_answer_and_record_the_path() -> None:
-    config = RetrievalConfig(max_depth=2, traverse_min_score=0.2, traverse_min_kept=1)
+    config = RetrievalConfig(max_depth=2, traverse_min_keep=0.2, traverse_min_kept=1)
     t = traverse("q", QVEC, ["gene"], Graph(CHAIN), TableGuide(RELEVANT), config)
     path = t.paths["drug"]
     assert [h.target for h in path.hops] == ["disease", "drug"]
     assert [h.depth for h in path.hops] == [1, 2]
-    assert "noise" not in t.paths  # pruned: scored under traverse_min_score
+    assert "noise" not in t.paths  # pruned: scored under traverse_min_keep
     assert "harm" not in t.paths  # a third hop: past max_depth
     assert t.steps[-1].stop == "depth limit"
     # The evidence most likely to name the answer first, then the topic entities'
@@ -307,3 +307,9 @@ def test_a_chained_question_on_a_users_notes(tmp_path: FilePath) -> None:
     assert trace.fallback is None
     cited = " ".join(c.quote for c in answer.citations)
     assert "Salbutamol relieves bronchospasm" in cited and "ibuprofen caused bronchospasm" in cited
+
+
+def test_a_threshold_saved_on_the_old_scale_is_dropped() -> None:
+    # medkg.toml files written before the fitted guide hold traverse_min_score = 0.2
+    old = RetrievalConfig.model_validate({"traverse_min_score": 0.2})
+    assert old.traverse_min_keep == RetrievalConfig().traverse_min_keep
