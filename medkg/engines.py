@@ -251,7 +251,7 @@ def answerer(parts: Components) -> Answerer:
 
 def traversal_guide(parts: Components) -> Guide:
     """Who prunes the traverse mode's triples and picks its clue entities."""
-    from medkg.retrieval.traverse import BuiltinGuide
+    from medkg.retrieval.guide import BuiltinGuide
 
     builtin = BuiltinGuide(parts.embedder)
     if parts.settings.retrieval.traverse_guide == "llm":

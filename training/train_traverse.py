@@ -48,14 +48,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from medkg.evaluation.multihop import GoldIndex, HopQuestion
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import EntityBrief
-from medkg.retrieval.traverse import (
-    BuiltinGuide,
-    Candidate,
-    GuideModel,
-    Logistic,
-    TraversalGraph,
-    features,
-)
+from medkg.retrieval.guide import BuiltinGuide, GuideModel, Logistic, features
+from medkg.retrieval.traverse import Candidate, TraversalGraph
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "data" / "eval"
@@ -84,8 +78,8 @@ def main() -> None:
     from medkg.model import Layer
     from medkg.retrieval.candidates import Indexes
     from medkg.retrieval.fusion import rrf
+    from medkg.retrieval.guide import FEATURES
     from medkg.retrieval.local import LocalRetriever
-    from medkg.retrieval.traverse import FEATURES
     from medkg.workspace import Workspace
 
     documents = read_corpora(TRAIN)

@@ -42,9 +42,10 @@ from medkg.retrieval.compose import Composer, abstain, not_found
 from medkg.retrieval.context import Context, gather, traversal_context
 from medkg.retrieval.fusion import candidates, rrf
 from medkg.retrieval.graphread import GraphReader
+from medkg.retrieval.guide import BuiltinGuide
 from medkg.retrieval.intent import about_patients
 from medkg.retrieval.trace import Trace, TraversalStep
-from medkg.retrieval.traverse import BuiltinGuide, Guide, Traversal, path_lines
+from medkg.retrieval.traverse import Guide, Traversal, path_lines
 from medkg.retrieval.verdict import asks_for_verdict
 from medkg.store.base import GraphStore
 

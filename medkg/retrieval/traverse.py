@@ -24,36 +24,28 @@ Every kept triple lies on a path from a topic entity; the paths, best first,
 go to the trace (``medkg ask --explain``). Its evidence is ranked by how
 likely it holds what the question asks for (``Guide.evidence``).
 
-The guide is a Protocol. The builtin one scores each candidate triple by two
-logistic models over :data:`FEATURES` (how similar its sentence is to the
-question, whether its predicate is one asked for at that hop, whether it
-reaches the kind of entity asked for, its depth, how many documents state it,
-its confidence, how often its far end is mentioned, whether it joins two
-topic entities, its polarity): ``keep`` (the triple lies on a chain to an
-answer: pruning) and ``evidence`` (its evidence names an answer: ranking).
-Both are fitted on the training splits' two-hop questions of both question
-sets by ``training/train_traverse.py`` (``medkg/models/traverse/guide.json``).
-The LLM guide asks the chat model (``prune_triples``, ``clue_entities``
-prompts) and ranks evidence as the builtin one does.
+The guide is a Protocol. The builtin one (:mod:`medkg.retrieval.guide`)
+scores each candidate triple by two logistic models over ``guide.FEATURES``
+(how similar its sentence is to the question, whether its predicate is one
+asked for at that hop, whether it reaches the kind of entity asked for, its
+depth, how many documents state it, its confidence, how often its far end is
+mentioned, whether it joins two topic entities, its polarity): ``keep`` (the
+triple lies on a chain to an answer: pruning) and ``evidence`` (its evidence
+names an answer: ranking). Both are fitted on the training splits' two-hop
+questions of both question sets by ``training/train_traverse.py``. The LLM
+guide asks the chat model (``prune_triples``, ``clue_entities`` prompts) and
+ranks evidence as the builtin one does.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path as FilePath
 from typing import Protocol
 
-import numpy as np
-
 from medkg.config import RetrievalConfig
-from medkg.errors import ConfigError
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import EntityBrief, Predicate, Triple
-from medkg.retrieval.intent import answer_groups, question_predicates
 
 PREDICATE_WORDS: dict[Predicate, str] = {
     Predicate.TREATS: "treats", Predicate.CAUSES: "causes",
@@ -63,7 +55,6 @@ PREDICATE_WORDS: dict[Predicate, str] = {
     Predicate.LOCATION_OF: "is the location of", Predicate.IS_A: "is a",
     Predicate.ASSOCIATED_WITH: "is associated with", Predicate.INTERACTS_WITH: "interacts with",
 }
-GUIDE_MODEL = FilePath(__file__).resolve().parents[1] / "models" / "traverse" / "guide.json"
 MAX_CANDIDATES = 400  # triples scored per hop (most confident first): a hub cannot stall a hop
 
 
@@ -87,66 +78,6 @@ class Candidate:
     came_by: Predicate | None
     depth: int = 1
     to_topic: bool = False
-
-
-FEATURES = ("similarity", "asked", "answer_type", "deeper", "documents", "confidence",
-            "mentions", "to_topic", "negated")
-
-
-def features(question: str, qvec: Matrix, candidates: Sequence[Candidate],
-             entities: dict[str, EntityBrief], embedder: Embedder) -> Matrix:
-    """One row of :data:`FEATURES` per candidate: the cosine of the triple's
-    sentence to the question; its predicate asked for at this hop (past depth
-    1, a predicate *other* than the one the path came by, when the question
-    asks for several: "drugs that treat the conditions X causes" is causes,
-    then treats); it reaches the kind of entity asked for ("which drugs"); past
-    depth 1; log(1 + documents stating it); its confidence; log(1 + chunks
-    mentioning its far end); it reaches a topic entity; negated."""
-    if not candidates:
-        return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    intents = question_predicates(question)
-    wanted = answer_groups(question)
-    sims = embedder.embed([triple_text(c.triple, entities) for c in candidates]) @ qvec
-    rows = []
-    for sim, c in zip(sims, candidates, strict=True):
-        t = c.triple
-        p = t.predicate
-        asked = p in intents and (c.came_by is None or p != c.came_by or len(intents) < 2)
-        far = entities.get(c.target)
-        rows.append((float(sim), float(asked), float(far is not None and far.type in wanted),
-                     float(c.depth > 1), math.log1p(len({e.document_id for e in t.evidence})),
-                     t.confidence, math.log1p(len(far.chunk_ids)) if far is not None else 0.0,
-                     float(c.to_topic), float(t.qualifiers.negated)))
-    return np.asarray(rows, dtype=np.float32)
-
-
-@dataclass(frozen=True)
-class Logistic:
-    bias: float
-    weights: tuple[float, ...]
-
-    def __call__(self, x: Matrix) -> list[float]:
-        z = x @ np.asarray(self.weights, dtype=np.float32) + self.bias
-        return [float(v) for v in 1.0 / (1.0 + np.exp(-z))]
-
-
-@dataclass(frozen=True)
-class GuideModel:
-    """The builtin guide's two fitted models (``medkg/models/traverse/guide.json``)."""
-
-    keep: Logistic
-    evidence: Logistic
-
-
-@cache
-def bundled_guide() -> GuideModel:
-    """The fitted models shipped with medkg."""
-    raw = json.loads(GUIDE_MODEL.read_text(encoding="utf-8"))
-    if tuple(raw["features"]) != FEATURES:
-        raise ConfigError("medkg/models/traverse/guide.json was fitted on other features",
-                          hint="rerun training/train_traverse.py")
-    return GuideModel(*(Logistic(raw[k]["bias"], tuple(raw[k]["weights"]))
-                        for k in ("keep", "evidence")))
 
 
 class TraversalGraph(Protocol):
@@ -176,36 +107,6 @@ class Guide(Protocol):
 
     def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
               graph: TraversalGraph, n: int) -> list[str]: ...
-
-
-class BuiltinGuide:
-    """The fitted models over :func:`features` (see the module docstring); clue
-    entities = the candidates whose vectors are nearest to the question."""
-
-    name = "builtin"
-
-    def __init__(self, embedder: Embedder, model: GuideModel | None = None) -> None:
-        self._embedder = embedder
-        self._model = model or bundled_guide()
-
-    def score(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
-              entities: dict[str, EntityBrief]) -> list[float]:
-        x = features(question, qvec, candidates, entities, self._embedder)
-        return self._model.keep(x) if len(x) else []
-
-    def evidence(self, question: str, qvec: Matrix, candidates: Sequence[Candidate],
-                 entities: dict[str, EntityBrief]) -> list[float]:
-        x = features(question, qvec, candidates, entities, self._embedder)
-        return self._model.evidence(x) if len(x) else []
-
-    def clues(self, question: str, qvec: Matrix, candidates: Sequence[EntityBrief],
-              graph: TraversalGraph, n: int) -> list[str]:
-        scored = []
-        for e in candidates:
-            vec = graph.entity_vector(e.id)
-            if vec is not None:
-                scored.append((float(vec @ qvec), e.id))
-        return [eid for _, eid in sorted(scored, key=lambda x: (-x[0], x[1]))[:n]]
 
 
 @dataclass(frozen=True)

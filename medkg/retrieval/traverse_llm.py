@@ -19,7 +19,8 @@ from medkg.llm.client import LLM
 from medkg.llm.prompts import load_prompt
 from medkg.llm.schemas import Picks
 from medkg.model import EntityBrief
-from medkg.retrieval.traverse import BuiltinGuide, Candidate, TraversalGraph, triple_text
+from medkg.retrieval.guide import BuiltinGuide
+from medkg.retrieval.traverse import Candidate, TraversalGraph, triple_text
 
 SHOWN = 30
 

@@ -240,7 +240,8 @@ def test_class_words_are_kinds_of_answer_not_topics() -> None:
 @pytest.mark.slow
 def test_the_builtin_guide_asks_for_a_new_predicate_past_the_first_hop(
         embedder: object) -> None:
-    from medkg.retrieval.traverse import BuiltinGuide, Candidate
+    from medkg.retrieval.guide import BuiltinGuide
+    from medkg.retrieval.traverse import Candidate
 
     guide = BuiltinGuide(embedder)  # type: ignore[arg-type]
     question = "Which drugs treat the conditions that cisplatin can cause?"
