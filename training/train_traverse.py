@@ -48,7 +48,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from medkg.evaluation.multihop import GoldIndex, HopQuestion
 from medkg.linking.embeddings import Embedder, Matrix
 from medkg.model import EntityBrief
-from medkg.retrieval.guide import BuiltinGuide, GuideModel, Logistic, features
+from medkg.retrieval.guide import FEATURES, BuiltinGuide, GuideModel, Logistic, features
 from medkg.retrieval.traverse import Candidate, TraversalGraph
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,7 +78,6 @@ def main() -> None:
     from medkg.model import Layer
     from medkg.retrieval.candidates import Indexes
     from medkg.retrieval.fusion import rrf
-    from medkg.retrieval.guide import FEATURES
     from medkg.retrieval.local import LocalRetriever
     from medkg.workspace import Workspace
 
@@ -186,8 +185,9 @@ def main() -> None:
 
 
 # The explorer: similarity + asked-for predicate + answer type, unweighted, so the
-# exploration owes nothing to a fitted model (features' order: FEATURES).
-_EXPLORER = np.array([1.0, 1.0, 1.0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+# exploration owes nothing to a fitted model.
+_EXPLORER = np.array([1.0 if f in ("similarity", "asked", "answer_type") else 0.0
+                      for f in FEATURES], dtype=np.float32)
 
 
 class Explorer:

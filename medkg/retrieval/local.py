@@ -283,9 +283,9 @@ class LocalRetriever:
                                clues=[entities[c].name if c in entities else c
                                       for c in s.clues])
                  for s in traversal.steps]
-        topic = [f"{entities[e].name} ({entities[e].layer.value})" if e in entities else e
-                 for e in traversal.topic]
-        return {"traversal": steps, "topic": [f"{name}: {traversal.why.get(e, '')}".rstrip(": ")
-                                              for name, e in zip(topic, traversal.topic,
-                                                                 strict=True)],
+        topic = []
+        for e in traversal.topic:
+            name = f"{entities[e].name} ({entities[e].layer.value})" if e in entities else e
+            topic.append(f"{name}: {traversal.why[e]}" if e in traversal.why else name)
+        return {"traversal": steps, "topic": topic,
                 "paths": path_lines(traversal, traversal.triples, entities)}
