@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from medkg import timing
+from medkg import memory, timing
 from medkg.config import BUNDLED_EMBEDDING_MODEL, ENV_PREFIX, EmbeddingConfig
 from medkg.errors import EmbeddingError
 
@@ -118,6 +118,12 @@ def make_embedder(config: EmbeddingConfig) -> Embedder:
     return OnnxEmbedder(config)
 
 
+# Many texts are encoded this many at a time, the freed heap handed back after
+# each part (the build's entity names and tag summaries: the writer of a 10k
+# document build grew 2.7 -> 4.2 GB resident over those stages without it).
+RELEASE_EVERY = 1024
+
+
 class CachedEmbedder:
     """Wraps an embedder with an on-disk cache keyed by model and text hash."""
 
@@ -159,8 +165,13 @@ class CachedEmbedder:
         self.misses += len(missing)
         if missing:
             text_of = dict(zip(keys, texts, strict=True))
-            new = self._inner.embed([text_of[k] for k in missing])
-            rows = [(k, v.tobytes()) for k, v in zip(missing, new, strict=True)]
+            rows = []
+            for i in range(0, len(missing), RELEASE_EVERY):
+                part = missing[i:i + RELEASE_EVERY]
+                new = self._inner.embed([text_of[k] for k in part])
+                rows += [(k, v.tobytes()) for k, v in zip(part, new, strict=True)]
+                if len(part) >= RELEASE_EVERY // 4:
+                    memory.release()  # the batches' tensors, freed, back to the system
             if not self._read_only:
                 with self._db:
                     self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)

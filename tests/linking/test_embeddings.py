@@ -3,7 +3,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medkg.linking.embeddings import CachedEmbedder, Embedder
+from medkg.linking.embeddings import RELEASE_EVERY, CachedEmbedder, Embedder
 
 
 class CountingEmbedder:
@@ -33,6 +33,15 @@ def test_cache_embeds_each_text_once(tmp_path: Path) -> None:
     reopened = CachedEmbedder(inner, tmp_path / "cache.sqlite")
     reopened.embed(["alpha"])
     assert len(inner.calls) == 2  # served from disk
+
+
+def test_many_texts_are_encoded_in_parts_and_come_back_in_order(tmp_path: Path) -> None:
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, tmp_path / "cache.sqlite")
+    texts = ["a" * (i % 7) + f"text {i}" for i in range(2 * RELEASE_EVERY + 5)]
+    vectors = cached.embed(texts)
+    assert [len(c) for c in inner.calls] == [RELEASE_EVERY, RELEASE_EVERY, 5]
+    np.testing.assert_allclose(vectors, inner.embed(texts))
 
 
 def test_real_model_gives_unit_vectors_that_rank_meaning(embedder: Embedder) -> None:
