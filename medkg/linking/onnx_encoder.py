@@ -231,3 +231,6 @@ class OnnxEmbedder:
                 norms = np.linalg.norm(pooled, axis=1, keepdims=True)
                 out[rows] = pooled / np.maximum(norms, 1e-12)
         return out
+
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)  # one role

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 # every 25 documents made ingest quadratic in the corpus).
 COMMIT_DOCUMENTS = 25
 COMMIT_SECONDS = 30.0
-BATCH_DOCUMENTS = 8  # documents per task sent to a worker
+# documents chunked together (their sentences in one encoder call), in this process
+# or as one task sent to a worker
+BATCH_DOCUMENTS = 32
 
 
 @dataclass
@@ -300,23 +302,10 @@ def _chunked(parts: Components, documents: Iterator[tuple[Document, bool]]
     not grow with the corpus. ``auto`` chunks here: the encoder already uses
     every core of this machine."""
     from medkg.pipeline.executors import ExecutorSpec, open_executor, parse_executor
-    from medkg.reading.chunking import chunk_and_embed
+    from medkg.reading.chunking import chunk_and_embed_many
 
     setting = parts.settings.extraction.executor
     spec = ExecutorSpec("local") if setting == "auto" else parse_executor(setting, 0, 0)
-    if spec.kind == "local":
-        for doc, new in documents:
-            if not new:
-                yield doc, None
-                continue
-            with timing.stage("chunk"):
-                made = chunk_and_embed(doc, parts.embedder, parts.settings.ingest)
-            yield doc, made
-        return
-    from medkg.extraction.workers import ChunkRecipe, chunk_documents
-
-    parts.embedder  # noqa: B018 - the workspace's encoder is checked (one per workspace)
-    recipe = ChunkRecipe(parts.settings.ingest, parts.settings.embedding)
     sent: deque[list[tuple[Document, bool]]] = deque()
 
     def batches() -> Iterator[list[Document]]:
@@ -324,6 +313,17 @@ def _chunked(parts: Components, documents: Iterator[tuple[Document, bool]]
             sent.append(group)
             yield [doc for doc, new in group if new]
 
+    if spec.kind == "local":
+        for todo in batches():
+            with timing.stage("chunk"):
+                made = iter(chunk_and_embed_many(todo, parts.embedder, parts.settings.ingest))
+            for doc, new in sent.popleft():
+                yield doc, next(made) if new else None
+        return
+    from medkg.extraction.workers import ChunkRecipe, chunk_documents
+
+    parts.embedder  # noqa: B018 - the workspace's encoder is checked (one per workspace)
+    recipe = ChunkRecipe(parts.settings.ingest, parts.settings.embedding)
     executor = open_executor(spec)
     try:
         for batch in executor.map(chunk_documents, recipe, batches()):

@@ -138,7 +138,7 @@ def global_answer(question: str, store: GraphStore, tree: TagTree, embedder: Emb
         ranked = sorted(naming, key=lambda k: (-len(naming[k]), k))[:CATEGORY_POINTS]
         points = [(shown[k], naming[k]) for k in ranked]
     else:
-        q = embedder.embed([question])[0]
+        q = embedder.embed_query([question])[0]
         in_scope = {n.id for n in leaves}
         groups = [n for n in tree.nodes.values() if n.level >= 1
                   and set(tree.leaves_under(n.id)) & in_scope]

@@ -112,7 +112,7 @@ class LocalRetriever:
                 "this workspace has no indexed documents",
                 hint="run `medkg ingest FILES` and `medkg build` first",
             )
-        qvec = self._embedder.embed([question])[0] if qvec is None else qvec
+        qvec = self._embedder.embed_query([question])[0] if qvec is None else qvec
         q_concepts = self.concepts_of(question)
         traversal = None
         if spec.context == "traverse":

@@ -60,7 +60,7 @@ def descend(question: str, doc: Doc, tree: TagTree, embedder: Embedder,
     """The top-down pass for a question (``doc``: the question parsed)."""
     tags = query_tags(doc)
     texts = [question, tags.text()] if tags else [question]
-    vectors = embedder.embed(texts)
+    vectors = embedder.embed_query(texts)  # both are asked with
     query = np.mean(vectors, axis=0).astype(np.float32)
     leaves, path = tree.descend(query, config.tree_beam)
     return Descent(tags, vectors[0], query, leaves, path)

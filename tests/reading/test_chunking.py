@@ -65,6 +65,7 @@ class CountingEmbedder:
     def __init__(self, inner: object) -> None:
         self.inner = inner
         self.texts: list[str] = []
+        self.calls = 0
 
     @property
     def name(self) -> str:
@@ -76,6 +77,7 @@ class CountingEmbedder:
 
     def embed(self, texts: list[str]) -> object:
         self.texts.extend(texts)
+        self.calls += 1
         return self.inner.embed(texts)  # type: ignore[attr-defined]
 
 
@@ -112,3 +114,25 @@ def test_each_sentence_is_encoded_once_and_derived_chunk_vectors_are_their_mean(
     encoded, _ = chunk_and_embed(doc, counting, IngestConfig())  # type: ignore[arg-type]
     assert [c.text for c in encoded] == [c.text for c in chunks]
     assert counting.texts == sentences + [c.text for c in chunks]
+
+
+def test_documents_chunked_together_are_chunked_as_one_at_a_time(embedder: object) -> None:
+    import numpy as np
+
+    from medkg.reading.chunking import chunk_and_embed, chunk_and_embed_many
+
+    docs = [doc_of((EXAMPLES / "literature" / name).read_text())
+            for name in ("01-type2-diabetes.md", "02-hypertension.md")]
+    docs += [doc_of("Fever. Rest."), doc_of("Aspirin thins the blood.")]
+    for config in (IngestConfig(), IngestConfig(chunk_vectors="derived")):
+        counting = CountingEmbedder(embedder)
+        together = chunk_and_embed_many(docs, counting, config)  # type: ignore[arg-type]
+        # one call for every document's sentences, one for their chunks (encoded)
+        assert counting.calls == (2 if config.chunk_vectors == "encoded" else 1)
+        for doc, (chunks, vectors) in zip(docs, together, strict=True):
+            alone, alone_vectors = chunk_and_embed(doc, embedder, config)  # type: ignore[arg-type]
+            assert [(c.id, c.start, c.end) for c in chunks] == [
+                (c.id, c.start, c.end) for c in alone]
+            assert vectors.shape == alone_vectors.shape
+            assert np.allclose(vectors, alone_vectors, atol=1e-4)
+    assert chunk_and_embed_many([], embedder, IngestConfig()) == []  # type: ignore[arg-type]
