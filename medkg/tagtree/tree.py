@@ -33,7 +33,10 @@ TREE = "tagtree.json"
 VECTORS = "tagtree-vectors.npz"
 NEIGHBOURS = 5
 MAX_GROUP = 16
-BLOCK = 2048
+# similarities computed at once: a block of a fixed number of rows grew with the
+# corpus (2,048 rows x 21k chunks, with argpartition's copy and index array: about
+# 1 GB at once, the writer's peak of a 10k-document build)
+BLOCK_CELLS = 4_000_000
 
 
 @dataclass
@@ -261,15 +264,17 @@ def _neighbour_pairs(matrix: Matrix, floor: float) -> list[tuple[int, int, float
     n = len(matrix)
     k = min(NEIGHBOURS, n - 1)
     seen: dict[tuple[int, int], float] = {}
-    for start in range(0, n, BLOCK):
-        sims = matrix[start: start + BLOCK] @ matrix.T
-        for r in range(len(sims)):
-            sims[r, start + r] = -1.0
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+    rows = max(1, BLOCK_CELLS // n)
+    for start in range(0, n, rows):
+        distance = matrix[start: start + rows] @ matrix.T
+        distance *= -1  # in place: nearest first for argpartition
+        for r in range(len(distance)):
+            distance[r, start + r] = 1.0
+        top = np.argpartition(distance, k - 1, axis=1)[:, :k]
         for r, row in enumerate(top):
             i = start + r
             for j in row:
-                s = float(sims[r, j])
+                s = -float(distance[r, j])
                 if s >= floor:
                     seen[(min(i, int(j)), max(i, int(j)))] = s
     return [(i, j, s) for (i, j), s in seen.items()]
