@@ -10,8 +10,8 @@ the query role. Its vectors are another encoder's: a workspace changing to or
 from it re-embeds (:mod:`medkg.components`).
 
 Its cosines sit on another scale than MiniLM's (BioASQ questions to their gold
-snippets 0.88 and to all others 0.79, against MiniLM's 0.60 and 0.16:
-``benchmarks/bench_encoder.py``), so the thresholds medkg fitted on MiniLM's
+snippets 0.90 and to all others 0.80, against MiniLM's 0.62 and 0.14:
+``benchmarks/bench_encoder.py --limit-docs 3000``), so the thresholds medkg fitted on MiniLM's
 (abstention, reference and definition links, resolution, traverse) do not carry
 over: an e5 workspace never abstains and links more loosely until they are set
 for it. Loading it says so.
