@@ -68,8 +68,12 @@ ABSTRACT_SOURCES = (Path("bc5cdr/CDR_TrainingSet.PubTator.txt"),
                     Path("biored/Train.PubTator"), Path("biored/Dev.PubTator"))
 
 
+PART_DOCS = 10_000  # documents per JSONL file: 30,000 in one would pass ingest.max_file_mb
+
+
 def write_corpus(name: str, docs: int, out: Path) -> int:
-    """The corpus as one JSONL file of documents under ``out``; returns how many."""
+    """The corpus as JSONL files of up to PART_DOCS documents under ``out``, in
+    order (``documents-01.jsonl``, ...); returns how many documents."""
     source = CORPORA[name]
     if not source.exists():
         sys.exit(f"skip: {source} not found (the ../shared checkout is absent)")
@@ -86,9 +90,12 @@ def write_corpus(name: str, docs: int, out: Path) -> int:
         records = _openstax_records(source)
     records = records[:docs]
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "documents.jsonl").open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
+    for old in out.glob("documents*.jsonl"):
+        old.unlink()
+    for part, first in enumerate(range(0, len(records), PART_DOCS), start=1):
+        with (out / f"documents-{part:02d}.jsonl").open("w", encoding="utf-8") as handle:
+            for record in records[first:first + PART_DOCS]:
+                handle.write(json.dumps(record) + "\n")
     return len(records)
 
 
@@ -281,7 +288,9 @@ def run_floor(corpus: Path) -> dict[str, object]:
     from medkg.text import sentence_spans
 
     sentences: list[str] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
+    lines = [line for part in sorted(corpus.glob("documents-*.jsonl"))
+             for line in part.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
         text = json.loads(line)["text"]
         sentences.extend(text[s:e] for s, e in sentence_spans(text))
     embedder = SentenceTransformerEmbedder(EmbeddingConfig())
@@ -368,7 +377,7 @@ def main() -> None:
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-build-"))
     args.out.mkdir(parents=True, exist_ok=True)
     docs = write_corpus(args.corpus, args.docs, args.out / "corpus")
-    args.corpus_file = args.out / "corpus" / "documents.jsonl"
+    args.corpus_file = args.out / "corpus"  # a folder of parts: ingest reads it whole
     sys.path.insert(0, str(REPO))
     cache = args.concept_cache or concept_cache(args.out, args.seed_cache)
     if not (args.out / "template" / "done").exists():
@@ -418,7 +427,7 @@ def main() -> None:
     floor = None if args.no_floor else _child("floor", REPO, args, None)
     print(f"corpus: {args.corpus}, {docs} documents; default vocabulary loaded, "
           "its concept vectors cached")
-    keys = ["documents", "chunks", "entities", "triples", "links", "quads", "ingest_s",
+    keys = ["documents", "failed", "chunks", "entities", "triples", "links", "quads", "ingest_s",
             "build_s", "total_s", "docs_per_s", "peak_rss_mb", "worker_peak_rss_mb",
             "workspace_mb", "graph_mb", "server_mb", "graph_digest"]
     print(f"| {'measure':<14} | " + " | ".join(f"{a:>10}" for a in arms) + " |")
