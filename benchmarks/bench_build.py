@@ -289,8 +289,8 @@ def run_floor(corpus: Path) -> dict[str, object]:
     from medkg.text import sentence_spans
 
     sentences: list[str] = []
-    lines = [line for part in sorted(corpus.glob("documents-*.jsonl"))
-             for line in part.read_text(encoding="utf-8").splitlines()]
+    lines = (line for part in sorted(corpus.glob("documents-*.jsonl"))
+             for line in part.read_text(encoding="utf-8").splitlines())
     for line in lines:
         text = json.loads(line)["text"]
         sentences.extend(text[s:e] for s, e in sentence_spans(text))
@@ -323,7 +323,7 @@ def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None,
     env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1",
            "XDG_CACHE_HOME": str(args.out / "xdg-cache"), **(settings or {})}
     workdir = args.out / (template if arm == "template" else arm)
-    command = [sys.executable, __file__, "--arm", arm, "--corpus-file", str(args.corpus_file),
+    command = [sys.executable, __file__, "--arm", arm, "--corpus-dir", str(args.corpus_dir),
                "--workdir", str(workdir), "--out", str(args.out), "--template", template]
     if cache is not None:
         command += ["--concept-cache", str(cache)]
@@ -359,12 +359,12 @@ def main() -> None:
                         help="one more arm on a private PostgreSQL cluster (the shared store)")
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--arm", help=argparse.SUPPRESS)
-    parser.add_argument("--corpus-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--corpus-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--template", default="template", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.arm == "floor":
-        print(json.dumps(run_floor(args.corpus_file)))
+        print(json.dumps(run_floor(args.corpus_dir)))
         return
     if args.arm == "template":
         args.workdir.mkdir(parents=True, exist_ok=True)
@@ -372,13 +372,13 @@ def main() -> None:
         return
     if args.arm:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        print(json.dumps(run_arm(args.corpus_file, args.workdir, args.out / args.template)))
+        print(json.dumps(run_arm(args.corpus_dir, args.workdir, args.out / args.template)))
         return
     keep = args.out is not None
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-build-"))
     args.out.mkdir(parents=True, exist_ok=True)
     docs = write_corpus(args.corpus, args.docs, args.out / "corpus")
-    args.corpus_file = args.out / "corpus"  # a folder of parts: ingest reads it whole
+    args.corpus_dir = args.out / "corpus"  # a folder of parts: ingest reads it whole
     sys.path.insert(0, str(REPO))
     cache = args.concept_cache or concept_cache(args.out, args.seed_cache)
     if not (args.out / "template" / "done").exists():
