@@ -175,7 +175,7 @@ def concept_cache(out: Path, seed: Path | None) -> Path:
     if target.exists():
         return target
     from medkg.config import EmbeddingConfig
-    from medkg.linking.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+    from medkg.linking.embeddings import PASSAGE, CachedEmbedder, SentenceTransformerEmbedder
     from medkg.linking.linker import concept_content
     from medkg.ontology.loaders import load_default
 
@@ -184,7 +184,7 @@ def concept_cache(out: Path, seed: Path | None) -> Path:
     partial.unlink(missing_ok=True)
     embedder = CachedEmbedder(SentenceTransformerEmbedder(EmbeddingConfig()), partial)
     if seed is not None and seed.exists():
-        keys = {embedder._key(t) for t in texts}
+        keys = {embedder._key(t, PASSAGE) for t in texts}
         with sqlite3.connect(seed) as src:
             rows = [r for r in src.execute("SELECT key, v FROM vec") if r[0] in keys]
         with embedder._db:
@@ -331,7 +331,8 @@ def _child(arm: str, src: Path, args: argparse.Namespace, cache: Path | None,
     done = subprocess.run(command, env=env, cwd=src, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"arm {arm} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> None:
@@ -397,8 +398,9 @@ def main() -> None:
     for workers in args.dask_workers:
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster:
+        cluster_cm = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        with cluster_cm as cluster:
             address = cluster.scheduler_address.removeprefix("tcp://")
             arm = _child(f"dask-{workers}", REPO, args, cache,
                          {"MEDKG_EXTRACTION__EXECUTOR": f"dask://{address}"})
